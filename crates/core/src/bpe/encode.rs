@@ -1,0 +1,179 @@
+//! Encoding by merge rank (SPEC §2): start from the bytes of a piece and
+//! repeatedly merge the adjacent pair of lowest rank, leftmost first, until no
+//! adjacent pair has a rank.
+//!
+//! Short pieces (almost all of them) use a plain scan, O(n²) but with n tiny
+//! the cache locality wins. Long pieces use a min-heap of candidate merges
+//! over a linked list of symbols, O(n log n), so a megabyte without spaces
+//! stays fast.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+
+use crate::vocab::Vocab;
+
+/// Pieces longer than this (in bytes) go to the heap encoder.
+const SCAN_LIMIT: usize = 64;
+/// A per-call cache is dropped when it holds this many pieces.
+const CACHE_LIMIT: usize = 1 << 16;
+
+/// Appends the ids of one pre-token to `out`.
+pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+    match piece.len() {
+        0 => {}
+        1 => out.push(vocab.byte_id(piece[0])),
+        n if n <= SCAN_LIMIT => encode_by_scan(vocab, piece, out),
+        _ => encode_by_heap(vocab, piece, out),
+    }
+}
+
+fn encode_by_scan(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+    let start = out.len();
+    out.extend(piece.iter().map(|&b| vocab.byte_id(b)));
+    let symbols = &mut out[start..];
+    let mut len = symbols.len();
+    loop {
+        // The leftmost adjacent pair of lowest rank.
+        let mut best: Option<(u32, usize, u32)> = None;
+        for i in 0..len.saturating_sub(1) {
+            if let Some(rule) = vocab.merge_rule(symbols[i], symbols[i + 1]) {
+                if best.is_none_or(|(rank, _, _)| rule.rank < rank) {
+                    best = Some((rule.rank, i, rule.result));
+                }
+            }
+        }
+        let Some((_, at, result)) = best else { break };
+        symbols[at] = result;
+        symbols.copy_within(at + 2..len, at + 1);
+        len -= 1;
+    }
+    out.truncate(start + len);
+}
+
+const NONE: u32 = u32::MAX;
+
+fn encode_by_heap(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+    let n = piece.len();
+    let mut ids: Vec<u32> = piece.iter().map(|&b| vocab.byte_id(b)).collect();
+    // A symbol is named by the byte position where it starts; `next`/`prev`
+    // link the live symbols, `alive` marks those not absorbed by a merge.
+    let mut next: Vec<u32> = (1..=n as u32).collect();
+    next[n - 1] = NONE;
+    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+    prev[0] = NONE;
+    let mut alive = vec![true; n];
+    // (rank, left position): the min-heap yields the lowest rank, then the leftmost.
+    let mut heap: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::with_capacity(n);
+    for i in 0..n - 1 {
+        if let Some(rule) = vocab.merge_rule(ids[i], ids[i + 1]) {
+            heap.push(Reverse((rule.rank, i as u32)));
+        }
+    }
+    while let Some(Reverse((rank, left))) = heap.pop() {
+        let l = left as usize;
+        if !alive[l] || next[l] == NONE {
+            continue;
+        }
+        let r = next[l] as usize;
+        // Stale entry: the pair at this place changed since it was pushed.
+        let Some(rule) = vocab.merge_rule(ids[l], ids[r]) else { continue };
+        if rule.rank != rank {
+            continue;
+        }
+        ids[l] = rule.result;
+        alive[r] = false;
+        next[l] = next[r];
+        if next[l] != NONE {
+            prev[next[l] as usize] = left;
+        }
+        if prev[l] != NONE {
+            let p = prev[l] as usize;
+            if let Some(rule) = vocab.merge_rule(ids[p], ids[l]) {
+                heap.push(Reverse((rule.rank, p as u32)));
+            }
+        }
+        if next[l] != NONE {
+            if let Some(rule) = vocab.merge_rule(ids[l], ids[next[l] as usize]) {
+                heap.push(Reverse((rule.rank, left)));
+            }
+        }
+    }
+    let mut i = 0u32;
+    while i != NONE {
+        out.push(ids[i as usize]);
+        i = next[i as usize];
+    }
+}
+
+/// Remembers the ids of pieces already encoded during one call, since text
+/// repeats the same words over and over.
+#[derive(Default)]
+pub struct PieceCache<'t> {
+    ids: FxHashMap<&'t [u8], (u32, u32)>,
+    store: Vec<u32>,
+}
+
+impl<'t> PieceCache<'t> {
+    pub fn encode(&mut self, vocab: &Vocab, piece: &'t [u8], out: &mut Vec<u32>) {
+        if piece.len() <= 1 {
+            return encode_piece(vocab, piece, out);
+        }
+        if let Some(&(start, end)) = self.ids.get(piece) {
+            out.extend_from_slice(&self.store[start as usize..end as usize]);
+            return;
+        }
+        let before = out.len();
+        encode_piece(vocab, piece, out);
+        if self.ids.len() >= CACHE_LIMIT || self.store.len() > u32::MAX as usize / 2 {
+            self.ids.clear();
+            self.store.clear();
+        }
+        let start = self.store.len() as u32;
+        self.store.extend_from_slice(&out[before..]);
+        self.ids.insert(piece, (start, self.store.len() as u32));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vocab_with(merges: &[(&[u8], &[u8])]) -> Vocab {
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let mut pairs = Vec::new();
+        for (l, r) in merges {
+            let id = |t: &[u8], tokens: &Vec<Vec<u8>>| tokens.iter().position(|x| x == t).unwrap() as u32;
+            let joined = [*l, *r].concat();
+            if !tokens.contains(&joined) {
+                tokens.push(joined);
+            }
+            pairs.push((id(l, &tokens), id(r, &tokens)));
+        }
+        Vocab::new(tokens, pairs, vec![]).unwrap()
+    }
+
+    fn both(vocab: &Vocab, text: &[u8]) -> (Vec<u32>, Vec<u32>) {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        encode_by_scan(vocab, text, &mut a);
+        encode_by_heap(vocab, text, &mut b);
+        (a, b)
+    }
+
+    #[test]
+    fn overlapping_runs_merge_left_to_right() {
+        let v = vocab_with(&[(b"a", b"a")]);
+        let (scan, heap) = both(&v, b"aaa");
+        assert_eq!(scan, vec![256, 97]);
+        assert_eq!(heap, scan);
+    }
+
+    #[test]
+    fn scan_and_heap_agree_on_long_pieces() {
+        let v = vocab_with(&[(b"a", b"b"), (b"b", b"a"), (b"ab", b"a"), (b"a", b"ba"), (b"aba", b"b")]);
+        let text: Vec<u8> = (0..300).map(|i| if (i * 7 + i / 3) % 3 == 0 { b'a' } else { b'b' }).collect();
+        let (scan, heap) = both(&v, &text);
+        assert_eq!(scan, heap);
+    }
+}

@@ -1,0 +1,4 @@
+//! Byte-level BPE: the exact trainer and the encoder by merge rank.
+
+pub mod encode;
+pub mod train;

@@ -1,0 +1,309 @@
+//! Exact BPE training (SPEC §1) with incremental pair counts.
+//!
+//! The naive trainer recounts every pair after every merge. This one keeps
+//! `pair_counts` and `pair_words` (pair -> the words it may occur in) and
+//! after a merge touches only the words that held the winner. Candidates sit
+//! in a max-heap ordered by (count desc, left bytes asc, right bytes asc);
+//! entries are not updated in place but checked against `pair_counts` when
+//! they surface, which keeps every step O(log n) and the order exact:
+//!
+//! invariant: every pair with a positive count has a heap entry whose count
+//! is at least its current count (entries are pushed whenever a count grows).
+//! So when the top entry's count equals its pair's current count, no other
+//! pair can beat it, ties included.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+use crate::vocab::pair_key;
+
+/// Why training stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    VocabSize,
+    NoPairs,
+    MinFrequency,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::VocabSize => "vocab_size",
+            StopReason::NoPairs => "no_pairs",
+            StopReason::MinFrequency => "min_frequency",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct TrainConfig {
+    pub vocab_size: usize,
+    pub special_tokens: Vec<String>,
+    pub min_frequency: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Trained {
+    /// All tokens by id: specials, then the 256 bytes, then merged tokens.
+    pub tokens: Vec<Vec<u8>>,
+    /// Merges in rank order, as id pairs, with the count each had when it won.
+    pub merges: Vec<(u32, u32)>,
+    pub counts: Vec<u64>,
+    pub stop: StopReason,
+}
+
+/// What the trainer reports while it works; returning false stops it with
+/// [`Error::Interrupted`].
+pub trait Progress {
+    fn merged(&mut self, merges_done: usize, vocab_len: usize) -> bool;
+}
+
+impl<F: FnMut(usize, usize) -> bool> Progress for F {
+    fn merged(&mut self, merges_done: usize, vocab_len: usize) -> bool {
+        self(merges_done, vocab_len)
+    }
+}
+
+struct Word {
+    symbols: Vec<u32>,
+    count: u64,
+}
+
+struct Candidate {
+    count: u64,
+    left: Rc<[u8]>,
+    right: Rc<[u8]>,
+    pair: u64,
+}
+
+impl Ord for Candidate {
+    /// Greater is better: higher count, then smaller (left, right) bytes.
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.count
+            .cmp(&other.count)
+            .then_with(|| other.left.cmp(&self.left))
+            .then_with(|| other.right.cmp(&self.right))
+    }
+}
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Candidate {}
+
+struct Trainer {
+    tokens: Vec<Rc<[u8]>>,
+    ids_by_bytes: FxHashMap<Rc<[u8]>, u32>,
+    words: Vec<Word>,
+    pair_counts: FxHashMap<u64, u64>,
+    pair_words: FxHashMap<u64, Vec<u32>>,
+    heap: BinaryHeap<Candidate>,
+}
+
+fn unpack(pair: u64) -> (u32, u32) {
+    ((pair >> 32) as u32, pair as u32)
+}
+
+impl Trainer {
+    fn candidate(&self, pair: u64, count: u64) -> Candidate {
+        let (l, r) = unpack(pair);
+        Candidate {
+            count,
+            left: self.tokens[l as usize].clone(),
+            right: self.tokens[r as usize].clone(),
+            pair,
+        }
+    }
+
+    /// The best pair and its count, or None when no pair is left.
+    fn pop_best(&mut self) -> Option<(u64, u64)> {
+        while let Some(top) = self.heap.pop() {
+            let current = self.pair_counts.get(&top.pair).copied().unwrap_or(0);
+            if current == top.count {
+                return Some((top.pair, current));
+            }
+            if current > 0 && current < top.count {
+                self.heap.push(Candidate { count: current, ..top });
+            }
+            // current > top.count: a newer entry carries it already.
+        }
+        None
+    }
+
+    /// The id for `bytes`, adding a token when no token has them yet.
+    fn token_id(&mut self, bytes: Vec<u8>) -> u32 {
+        if let Some(&id) = self.ids_by_bytes.get(bytes.as_slice()) {
+            return id;
+        }
+        let id = self.tokens.len() as u32;
+        let bytes: Rc<[u8]> = bytes.into();
+        self.tokens.push(bytes.clone());
+        self.ids_by_bytes.insert(bytes, id);
+        id
+    }
+
+    /// Replaces every (left, right) by `merged` in the words that hold it,
+    /// left to right without overlap, and updates the pair tables.
+    fn apply(&mut self, pair: u64, merged: u32) {
+        let (left, right) = unpack(pair);
+        let mut word_ids = self.pair_words.remove(&pair).unwrap_or_default();
+        word_ids.sort_unstable();
+        word_ids.dedup();
+        let mut grown: Vec<u64> = Vec::new();
+        let mut new_symbols = Vec::new();
+        let mut merged_old = Vec::new();
+        let mut merged_new = Vec::new();
+        for &w in &word_ids {
+            let word = &mut self.words[w as usize];
+            let old = &word.symbols;
+            if old.len() < 2 {
+                continue;
+            }
+            new_symbols.clear();
+            merged_old.clear();
+            merged_old.resize(old.len(), false);
+            merged_new.clear();
+            let mut i = 0;
+            while i < old.len() {
+                if i + 1 < old.len() && old[i] == left && old[i + 1] == right {
+                    new_symbols.push(merged);
+                    merged_new.push(true);
+                    merged_old[i] = true;
+                    merged_old[i + 1] = true;
+                    i += 2;
+                } else {
+                    new_symbols.push(old[i]);
+                    merged_new.push(false);
+                    i += 1;
+                }
+            }
+            if new_symbols.len() == old.len() {
+                continue; // a stale entry of the index: the pair left this word earlier
+            }
+            // Pairs between two untouched symbols are the same before and after;
+            // only pairs with a merged side change.
+            let count = word.count;
+            for k in 0..old.len() - 1 {
+                if merged_old[k] || merged_old[k + 1] {
+                    let key = pair_key(old[k], old[k + 1]);
+                    let c = self.pair_counts.get_mut(&key).expect("counted pair");
+                    *c -= count;
+                    if *c == 0 {
+                        self.pair_counts.remove(&key);
+                    }
+                }
+            }
+            for k in 0..new_symbols.len().saturating_sub(1) {
+                if merged_new[k] || merged_new[k + 1] {
+                    let key = pair_key(new_symbols[k], new_symbols[k + 1]);
+                    *self.pair_counts.entry(key).or_insert(0) += count;
+                    self.pair_words.entry(key).or_default().push(w);
+                    grown.push(key);
+                }
+            }
+            word.symbols.clone_from(&new_symbols);
+        }
+        self.pair_counts.remove(&pair);
+        grown.sort_unstable();
+        grown.dedup();
+        for key in grown {
+            if let Some(&count) = self.pair_counts.get(&key) {
+                let candidate = self.candidate(key, count);
+                self.heap.push(candidate);
+            }
+        }
+    }
+}
+
+/// Trains byte-level BPE on pre-token counts (each distinct pre-token once,
+/// with its multiplicity). The result is independent of the order of `pretokens`.
+pub fn train(
+    pretokens: impl IntoIterator<Item = (Vec<u8>, u64)>,
+    config: &TrainConfig,
+    progress: &mut dyn Progress,
+) -> Result<Trained> {
+    let n_special = config.special_tokens.len();
+    if config.vocab_size < 256 + n_special {
+        return Err(Error::InvalidTraining(format!(
+            "vocab_size {} is below 256 bytes + {} special tokens = {}",
+            config.vocab_size,
+            n_special,
+            256 + n_special
+        )));
+    }
+    if config.min_frequency == 0 {
+        return Err(Error::InvalidTraining("min_frequency must be at least 1".into()));
+    }
+    crate::special::SpecialTokens::new(
+        config.special_tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect(),
+    )?;
+
+    let mut tokens: Vec<Rc<[u8]>> =
+        config.special_tokens.iter().map(|t| Rc::from(t.as_bytes())).collect();
+    tokens.extend((0..=255u8).map(|b| Rc::from(&[b][..])));
+    let ids_by_bytes =
+        tokens[n_special..].iter().enumerate().map(|(i, t)| (t.clone(), (i + n_special) as u32)).collect();
+    let byte_id = |b: u8| (n_special + b as usize) as u32;
+
+    let mut words = Vec::new();
+    let mut pair_counts: FxHashMap<u64, u64> = FxHashMap::default();
+    let mut pair_words: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    for (bytes, count) in pretokens {
+        if count == 0 || bytes.len() < 2 {
+            continue; // a single byte has no pair; it can never change
+        }
+        let w = words.len() as u32;
+        let symbols: Vec<u32> = bytes.iter().map(|&b| byte_id(b)).collect();
+        for pair in symbols.windows(2) {
+            let key = pair_key(pair[0], pair[1]);
+            *pair_counts.entry(key).or_insert(0) += count;
+            let list = pair_words.entry(key).or_default();
+            if list.last() != Some(&w) {
+                list.push(w);
+            }
+        }
+        words.push(Word { symbols, count });
+    }
+    let mut trainer =
+        Trainer { tokens, ids_by_bytes, words, pair_counts, pair_words, heap: BinaryHeap::new() };
+    let initial: Vec<Candidate> =
+        trainer.pair_counts.iter().map(|(&pair, &count)| trainer.candidate(pair, count)).collect();
+    trainer.heap = BinaryHeap::from(initial);
+
+    let mut merges = Vec::new();
+    let mut counts = Vec::new();
+    let stop = loop {
+        if trainer.tokens.len() >= config.vocab_size {
+            break StopReason::VocabSize;
+        }
+        let Some((pair, count)) = trainer.pop_best() else { break StopReason::NoPairs };
+        if count < config.min_frequency {
+            break StopReason::MinFrequency;
+        }
+        let (left, right) = unpack(pair);
+        let bytes = [&trainer.tokens[left as usize][..], &trainer.tokens[right as usize][..]].concat();
+        let merged = trainer.token_id(bytes);
+        trainer.apply(pair, merged);
+        merges.push((left, right));
+        counts.push(count);
+        if !progress.merged(merges.len(), trainer.tokens.len()) {
+            return Err(Error::Interrupted);
+        }
+    };
+    Ok(Trained {
+        tokens: trainer.tokens.iter().map(|t| t.to_vec()).collect(),
+        merges,
+        counts,
+        stop,
+    })
+}

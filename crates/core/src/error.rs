@@ -1,0 +1,33 @@
+//! One error type for everything user input can reach. No path that user
+//! input reaches panics; each failure names what was wrong and where.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum Error {
+    #[error("invalid pre-tokenizer regex {pattern:?}: {message}")]
+    InvalidPattern { pattern: String, message: String },
+
+    #[error("unknown pre-tokenizer {0:?} (known: none, whitespace, gpt2)")]
+    UnknownPretokenizer(String),
+
+    #[error("the pre-tokenizer regex failed at byte {position} of the text: {message}")]
+    PatternFailed { position: usize, message: String },
+
+    #[error("inconsistent vocabulary: {0}")]
+    InvalidVocabulary(String),
+
+    #[error("token id {id} at position {position} is not in the vocabulary (ids are 0..{size})")]
+    UnknownId { id: u32, position: usize, size: usize },
+
+    #[error("invalid special tokens: {0}")]
+    InvalidSpecialTokens(String),
+
+    #[error("invalid training settings: {0}")]
+    InvalidTraining(String),
+
+    #[error("interrupted")]
+    Interrupted,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,28 @@
+//! bytepair-core: exact byte-level BPE without Python.
+//!
+//! The pipeline: text -> special tokens cut out ([`special`]) -> pieces
+//! ([`pretokenize`]) -> merge by rank ([`bpe::encode`]) -> ids, and back with
+//! [`decode`]. Training counts pre-tokens ([`count`]) and merges them with the
+//! exact incremental trainer ([`bpe::train`]).
+//!
+//! Invariants: results equal the pure-Python reference (`bytepair.reference`)
+//! on every input; ties in training go to the smallest (left bytes, right
+//! bytes); nothing here depends on hash order or thread count; no path that
+//! user input reaches panics.
+
+pub mod bpe;
+pub mod count;
+pub mod decode;
+pub mod error;
+pub mod pretokenize;
+pub mod special;
+pub mod tokenizer;
+pub mod vocab;
+
+pub use bpe::train::{train, StopReason, TrainConfig, Trained};
+pub use count::PretokenCounts;
+pub use error::{Error, Result};
+pub use pretokenize::Pretokenizer;
+pub use special::{Selection, SpecialTokens};
+pub use tokenizer::Tokenizer;
+pub use vocab::Vocab;

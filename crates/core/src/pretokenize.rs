@@ -1,0 +1,189 @@
+//! Pre-tokenizers: cut text into pieces that BPE merges never cross.
+//!
+//! Rule for patterns: every non-empty match is a piece, text between matches
+//! is a piece of its own (so no byte is ever dropped), empty matches are
+//! ignored. The builtin patterns match every character, so they leave no gaps.
+
+use fancy_regex::Regex;
+
+use crate::error::{Error, Result};
+
+/// GPT-2's published pattern (tiktoken's `gpt2`).
+pub const GPT2_PATTERN: &str =
+    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+/// A word with the whitespace before it at its front; trailing whitespace alone.
+pub const WHITESPACE_PATTERN: &str = r"\s*\S+|\s+";
+
+/// Which pre-tokenizer; decides where a long text may be cut for parallel work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    None,
+    Whitespace,
+    Gpt2,
+    Regex,
+}
+
+#[derive(Clone, Debug)]
+pub struct Pretokenizer {
+    kind: Kind,
+    regex: Option<Regex>,
+}
+
+fn compile(pattern: &str) -> Result<Regex> {
+    fancy_regex::RegexBuilder::new(pattern)
+        // Inputs are whole documents: the default backtrack limit is far too low.
+        .backtrack_limit(usize::MAX)
+        .build()
+        .map_err(|e| Error::InvalidPattern { pattern: pattern.to_owned(), message: e.to_string() })
+}
+
+impl Pretokenizer {
+    pub fn builtin(name: &str) -> Result<Self> {
+        let (kind, pattern) = match name {
+            "none" => (Kind::None, None),
+            "whitespace" => (Kind::Whitespace, Some(WHITESPACE_PATTERN)),
+            "gpt2" => (Kind::Gpt2, Some(GPT2_PATTERN)),
+            _ => return Err(Error::UnknownPretokenizer(name.to_owned())),
+        };
+        Ok(Self { kind, regex: pattern.map(compile).transpose()? })
+    }
+
+    pub fn from_pattern(pattern: &str) -> Result<Self> {
+        if pattern.is_empty() {
+            return Err(Error::InvalidPattern {
+                pattern: String::new(),
+                message: "the pattern is empty".into(),
+            });
+        }
+        Ok(Self { kind: Kind::Regex, regex: Some(compile(pattern)?) })
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// Calls `piece` for every piece of `text`, in order.
+    pub fn for_each_piece<'t>(&self, text: &'t str, mut piece: impl FnMut(&'t str)) -> Result<()> {
+        let Some(regex) = &self.regex else {
+            if !text.is_empty() {
+                piece(text);
+            }
+            return Ok(());
+        };
+        let mut last_end = 0;
+        for found in regex.find_iter(text) {
+            let found = found.map_err(|e| Error::PatternFailed {
+                position: last_end,
+                message: e.to_string(),
+            })?;
+            if found.start() == found.end() {
+                continue;
+            }
+            if found.start() > last_end {
+                piece(&text[last_end..found.start()]);
+            }
+            piece(found.as_str());
+            last_end = found.end();
+        }
+        if last_end < text.len() {
+            piece(&text[last_end..]);
+        }
+        Ok(())
+    }
+
+    pub fn pieces<'t>(&self, text: &'t str) -> Result<Vec<&'t str>> {
+        let mut out = Vec::new();
+        self.for_each_piece(text, |p| out.push(p))?;
+        Ok(out)
+    }
+
+    /// Cuts `text` into chunks of about `target` bytes at places where the
+    /// pre-tokenizer is certain to cut too, so pre-tokenizing the chunks one by
+    /// one gives exactly the pieces of the whole text. Patterns we cannot
+    /// reason about (user regexes, `none`) are never cut.
+    pub fn safe_chunks<'t>(&self, text: &'t str, target: usize) -> Vec<&'t str> {
+        // `boundary(a, b, c)`: may the text be cut between b and c, given a before b?
+        let boundary: fn(char, char, char) -> bool = match self.kind {
+            // gpt2: a lone newline between two non-space characters is always
+            // its own piece (`\s+(?!\S)` cannot take more than it), no
+            // alternative crosses it, and the match at a position depends only
+            // on the text from there on.
+            Kind::Gpt2 => |a, b, c| b == '\n' && !a.is_whitespace() && !c.is_whitespace(),
+            // whitespace: a run of non-space characters always ends a piece.
+            Kind::Whitespace => |_, b, c| !b.is_whitespace() && c.is_whitespace(),
+            Kind::None | Kind::Regex => return vec![text],
+        };
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        while text.len() - start > target {
+            let mut search_from = start + target;
+            while !text.is_char_boundary(search_from) {
+                search_from += 1;
+            }
+            let mut before = text[start..search_from].chars().rev();
+            let (mut b, mut a) = (before.next(), before.next());
+            let mut cut = None;
+            for (offset, c) in text[search_from..].char_indices() {
+                if let (Some(a), Some(b)) = (a, b) {
+                    if boundary(a, b, c) {
+                        cut = Some(search_from + offset);
+                        break;
+                    }
+                }
+                (a, b) = (b, Some(c));
+            }
+            match cut {
+                Some(at) => {
+                    chunks.push(&text[start..at]);
+                    start = at;
+                }
+                None => break,
+            }
+        }
+        if start < text.len() || chunks.is_empty() {
+            chunks.push(&text[start..]);
+        }
+        chunks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpt2_pieces_follow_the_published_pattern() {
+        let p = Pretokenizer::builtin("gpt2").unwrap();
+        assert_eq!(
+            p.pieces("Hello world's  123 !!\n\nx").unwrap(),
+            vec!["Hello", " world", "'s", " ", " 123", " !!", "\n", "\n", "x"]
+        );
+    }
+
+    #[test]
+    fn user_regex_keeps_the_gaps() {
+        let p = Pretokenizer::from_pattern(r"\d+").unwrap();
+        assert_eq!(p.pieces("ab12cd3").unwrap(), vec!["ab", "12", "cd", "3"]);
+    }
+
+    #[test]
+    fn safe_chunks_give_the_same_pieces_as_the_whole_text() {
+        let text = "The cat\n sat.\n\nOn the mat  \nit   slept.\nend ".repeat(50);
+        for name in ["gpt2", "whitespace"] {
+            let p = Pretokenizer::builtin(name).unwrap();
+            let whole = p.pieces(&text).unwrap();
+            for target in [1, 7, 64, 1000] {
+                let chunks = p.safe_chunks(&text, target);
+                assert_eq!(chunks.concat(), text);
+                let joined: Vec<&str> =
+                    chunks.iter().flat_map(|c| p.pieces(c).unwrap()).collect();
+                assert_eq!(joined, whole, "{name} target {target}");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_pattern_is_an_error() {
+        assert!(matches!(Pretokenizer::from_pattern("(("), Err(Error::InvalidPattern { .. })));
+    }
+}

@@ -1,0 +1,181 @@
+//! Special tokens: finding them in text and tiktoken's allowed/disallowed policy.
+//!
+//! Matching rule: scanning left to right, the occurrence that starts first
+//! wins; among occurrences starting at the same place, the longest.
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use crate::error::{Error, Result};
+
+#[derive(Clone, Debug)]
+pub struct SpecialTokens {
+    tokens: Vec<(String, u32)>,
+    /// Matches every special token; None when there are none.
+    all: Option<AhoCorasick>,
+}
+
+/// One piece of a text after special tokens were cut out.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Segment<'t> {
+    Text(&'t str),
+    Special(u32),
+}
+
+fn matcher<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<AhoCorasick> {
+    let texts: Vec<&str> = texts.into_iter().collect();
+    if texts.is_empty() {
+        return None;
+    }
+    Some(
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(texts)
+            .expect("special tokens are few and short; automaton size limits cannot be hit"),
+    )
+}
+
+/// A subset of the special tokens, by index into [`SpecialTokens::tokens`].
+pub enum Selection<'s> {
+    All,
+    Nothing,
+    Some(&'s [usize]),
+}
+
+impl SpecialTokens {
+    pub fn new(tokens: Vec<(String, u32)>) -> Result<Self> {
+        let mut seen = std::collections::HashSet::new();
+        for (text, id) in &tokens {
+            if text.is_empty() {
+                return Err(Error::InvalidSpecialTokens(format!("special token id {id} is empty")));
+            }
+            if !seen.insert(text.as_str()) {
+                return Err(Error::InvalidSpecialTokens(format!(
+                    "special token {text:?} is given twice"
+                )));
+            }
+        }
+        let all = matcher(tokens.iter().map(|(t, _)| t.as_str()));
+        Ok(Self { tokens, all })
+    }
+
+    pub fn tokens(&self) -> &[(String, u32)] {
+        &self.tokens
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    fn subset(&self, selection: &Selection) -> Result<Option<(AhoCorasick, Vec<u32>)>> {
+        let Selection::Some(indices) = selection else { return Ok(None) };
+        let mut ids = Vec::with_capacity(indices.len());
+        let mut texts = Vec::with_capacity(indices.len());
+        for &i in *indices {
+            let (text, id) = self.tokens.get(i).ok_or_else(|| {
+                Error::InvalidSpecialTokens(format!("no special token with index {i}"))
+            })?;
+            texts.push(text.as_str());
+            ids.push(*id);
+        }
+        Ok(matcher(texts).map(|m| (m, ids)))
+    }
+
+    /// The first occurrence (byte position, text) of a selected special token.
+    pub fn find(&self, text: &str, selection: Selection) -> Result<Option<(usize, &str)>> {
+        let found = match &selection {
+            Selection::Nothing => None,
+            Selection::All => self
+                .all
+                .as_ref()
+                .and_then(|m| m.find(text))
+                .map(|m| (m.start(), self.tokens[m.pattern().as_usize()].0.as_str())),
+            Selection::Some(indices) => self.subset(&selection)?.and_then(|(m, _)| {
+                m.find(text).map(|found| {
+                    let index = indices[found.pattern().as_usize()];
+                    (found.start(), self.tokens[index].0.as_str())
+                })
+            }),
+        };
+        Ok(found)
+    }
+
+    /// Cuts the selected special tokens out of `text`; calls `segment` in order.
+    pub fn split<'t>(
+        &self,
+        text: &'t str,
+        selection: Selection,
+        mut segment: impl FnMut(Segment<'t>) -> Result<()>,
+    ) -> Result<()> {
+        let subset;
+        let (matcher, ids): (&AhoCorasick, Vec<u32>) = match selection {
+            Selection::Nothing => return emit_text(text, &mut segment),
+            Selection::All => match &self.all {
+                Some(m) => (m, self.tokens.iter().map(|(_, id)| *id).collect()),
+                None => return emit_text(text, &mut segment),
+            },
+            Selection::Some(_) => {
+                subset = self.subset(&selection)?;
+                match &subset {
+                    Some((m, ids)) => (m, ids.clone()),
+                    None => return emit_text(text, &mut segment),
+                }
+            }
+        };
+        let mut last = 0;
+        for found in matcher.find_iter(text) {
+            emit_text(&text[last..found.start()], &mut segment)?;
+            segment(Segment::Special(ids[found.pattern().as_usize()]))?;
+            last = found.end();
+        }
+        emit_text(&text[last..], &mut segment)
+    }
+}
+
+fn emit_text<'t>(
+    text: &'t str,
+    segment: &mut impl FnMut(Segment<'t>) -> Result<()>,
+) -> Result<()> {
+    if text.is_empty() {
+        Ok(())
+    } else {
+        segment(Segment::Text(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specials() -> SpecialTokens {
+        SpecialTokens::new(vec![("<a>".into(), 0), ("<a><b>".into(), 1), ("b>".into(), 2)]).unwrap()
+    }
+
+    #[test]
+    fn earliest_then_longest_wins() {
+        let mut out = Vec::new();
+        specials()
+            .split("x<a><b>y<a>b>", Selection::All, |s| {
+                out.push(format!("{s:?}"));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(
+            out,
+            ["Text(\"x\")", "Special(1)", "Text(\"y\")", "Special(0)", "Special(2)"]
+                .map(String::from)
+        );
+    }
+
+    #[test]
+    fn duplicates_and_empty_are_rejected() {
+        assert!(SpecialTokens::new(vec![("x".into(), 0), ("x".into(), 1)]).is_err());
+        assert!(SpecialTokens::new(vec![("".into(), 0)]).is_err());
+    }
+
+    #[test]
+    fn find_reports_the_first_selected_occurrence() {
+        let s = specials();
+        assert_eq!(s.find("zz b> <a>", Selection::Some(&[0])).unwrap(), Some((6, "<a>")));
+        assert_eq!(s.find("zz", Selection::All).unwrap(), None);
+    }
+}

@@ -1,0 +1,81 @@
+//! A BPE tokenizer: vocabulary + pre-tokenizer, with tiktoken's encode
+//! contract for special tokens.
+
+use rayon::prelude::*;
+
+use crate::bpe::encode::PieceCache;
+use crate::error::Result;
+use crate::pretokenize::Pretokenizer;
+use crate::special::{Segment, Selection};
+use crate::vocab::Vocab;
+
+#[derive(Clone, Debug)]
+pub struct Tokenizer {
+    vocab: Vocab,
+    pretokenizer: Pretokenizer,
+}
+
+impl Tokenizer {
+    pub fn new(vocab: Vocab, pretokenizer: Pretokenizer) -> Self {
+        Self { vocab, pretokenizer }
+    }
+
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+
+    pub fn pretokenizer(&self) -> &Pretokenizer {
+        &self.pretokenizer
+    }
+
+    // ---- Encoding ----
+
+    fn encode_text<'t>(&self, text: &'t str, cache: &mut PieceCache<'t>, out: &mut Vec<u32>) -> Result<()> {
+        self.pretokenizer.for_each_piece(text, |piece| cache.encode(&self.vocab, piece.as_bytes(), out))
+    }
+
+    /// Encodes `text` as plain text: special-token text gets no special id.
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3);
+        self.encode_text(text, &mut PieceCache::default(), &mut out)?;
+        Ok(out)
+    }
+
+    /// The first occurrence (byte position, text) of a special token that is
+    /// not allowed; callers raise it as an error (tiktoken's contract).
+    pub fn find_disallowed<'s>(&'s self, text: &str, disallowed: Selection) -> Result<Option<(usize, &'s str)>> {
+        self.vocab.special().find(text, disallowed)
+    }
+
+    /// Encodes `text`, emitting the ids of the `allowed` special tokens.
+    pub fn encode_with_special(&self, text: &str, allowed: Selection) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3);
+        let mut cache = PieceCache::default();
+        self.vocab.special().split(text, allowed, |segment| match segment {
+            Segment::Special(id) => {
+                out.push(id);
+                Ok(())
+            }
+            Segment::Text(t) => self.encode_text(t, &mut cache, &mut out),
+        })?;
+        Ok(out)
+    }
+
+    /// Encodes many texts in parallel (rayon's global pool; no per-call start-up).
+    pub fn encode_batch(&self, texts: &[&str], allowed: &Selection) -> Result<Vec<Vec<u32>>> {
+        texts
+            .par_iter()
+            .map(|t| match allowed {
+                Selection::Nothing => self.encode_ordinary(t),
+                Selection::All => self.encode_with_special(t, Selection::All),
+                Selection::Some(s) => self.encode_with_special(t, Selection::Some(s)),
+            })
+            .collect()
+    }
+
+    // ---- Decoding ----
+
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        crate::decode::decode_bytes(&self.vocab, ids)
+    }
+}

@@ -1,0 +1,286 @@
+//! The Rust/Python boundary of bytepair, and nothing else: plain data in and
+//! out (`str`, `bytes`, `list[int]`), the GIL released for real work, frozen
+//! classes, every core error and every panic turned into a Python exception.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use bytepair_core::{
+    Error, PretokenCounts, Pretokenizer, Selection, SpecialTokens, TrainConfig, Vocab,
+};
+
+fn to_py(err: Error) -> PyErr {
+    match err {
+        Error::Interrupted => PyKeyboardInterrupt::new_err("training interrupted"),
+        other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+/// Runs `work` without the GIL; a panic becomes RuntimeError, never an abort.
+fn without_gil<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+    py.detach(|| catch_unwind(AssertUnwindSafe(work)))
+        .map_err(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            PyRuntimeError::new_err(format!("internal error in bytepair's core (please report): {what}"))
+        })?
+        .map_err(to_py)
+}
+
+fn pretokenizer(kind: &str, pattern: Option<&str>) -> Result<Pretokenizer, Error> {
+    match (kind, pattern) {
+        ("regex", Some(p)) => Pretokenizer::from_pattern(p),
+        (name, _) => Pretokenizer::builtin(name),
+    }
+}
+
+/// Which special tokens, by index into the tokenizer's special-token list.
+enum Chosen {
+    All,
+    Nothing,
+    Some(Vec<usize>),
+}
+
+impl Chosen {
+    fn from(indices: Vec<usize>, total: usize) -> Self {
+        if indices.is_empty() {
+            Chosen::Nothing
+        } else if indices.len() == total {
+            Chosen::All
+        } else {
+            Chosen::Some(indices)
+        }
+    }
+    fn selection(&self) -> Selection<'_> {
+        match self {
+            Chosen::All => Selection::All,
+            Chosen::Nothing => Selection::Nothing,
+            Chosen::Some(v) => Selection::Some(v),
+        }
+    }
+}
+
+/// A BPE tokenizer: vocabulary, merges, special tokens, pre-tokenizer.
+#[pyclass(frozen, module = "bytepair._native")]
+struct CoreBPE {
+    inner: bytepair_core::Tokenizer,
+}
+
+#[pymethods]
+impl CoreBPE {
+    #[new]
+    #[pyo3(signature = (tokens, merges, special_tokens, pretokenizer, pattern=None))]
+    fn new(
+        py: Python<'_>,
+        tokens: Vec<Vec<u8>>,
+        merges: Vec<(u32, u32)>,
+        special_tokens: Vec<(String, u32)>,
+        pretokenizer: &str,
+        pattern: Option<&str>,
+    ) -> PyResult<Self> {
+        let pretokenizer = self::pretokenizer(pretokenizer, pattern).map_err(to_py)?;
+        let vocab = without_gil(py, || Vocab::new(tokens, merges, special_tokens))?;
+        Ok(Self { inner: bytepair_core::Tokenizer::new(vocab, pretokenizer) })
+    }
+
+    // ---- Encoding ----
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        without_gil(py, || self.inner.encode_ordinary(text))
+    }
+
+    /// `allowed` / `disallowed`: indices into the special-token list.
+    /// Returns the ids, or raises naming the first disallowed special token.
+    fn encode(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+    ) -> PyResult<Vec<u32>> {
+        let total = self.inner.vocab().special().tokens().len();
+        let (allowed, disallowed) = (Chosen::from(allowed, total), Chosen::from(disallowed, total));
+        let found = without_gil(py, || {
+            match self.inner.find_disallowed(text, disallowed.selection())? {
+                Some((position, token)) => Ok(Err((position, token.to_owned()))),
+                None => self.inner.encode_with_special(text, allowed.selection()).map(Ok),
+            }
+        })?;
+        found.map_err(|(position, token)| disallowed_error(py, "", text, position, &token))
+    }
+
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let total = self.inner.vocab().special().tokens().len();
+        let (allowed, disallowed) = (Chosen::from(allowed, total), Chosen::from(disallowed, total));
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        if !matches!(disallowed, Chosen::Nothing) {
+            for (i, text) in refs.iter().enumerate() {
+                if let Some((position, token)) =
+                    self.inner.find_disallowed(text, disallowed.selection()).map_err(to_py)?
+                {
+                    return Err(disallowed_error(py, &format!("text {i} of the batch: "), text, position, token));
+                }
+            }
+        }
+        without_gil(py, || self.inner.encode_batch(&refs, &allowed.selection()))
+    }
+
+    /// The pieces the pre-tokenizer cuts `text` into (specials not cut out).
+    fn pretokenize(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
+        without_gil(py, || {
+            self.inner.pretokenizer().pieces(text).map(|p| p.into_iter().map(str::to_owned).collect())
+        })
+    }
+
+    // ---- Decoding ----
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = without_gil(py, || self.inner.decode_bytes(&ids))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let vocab = self.inner.vocab();
+        match vocab.token(id) {
+            Some(bytes) => Ok(PyBytes::new(py, bytes)),
+            None => Err(to_py(Error::UnknownId { id, position: 0, size: vocab.len() })),
+        }
+    }
+
+    // ---- Miscellaneous ----
+
+    fn n_vocab(&self) -> usize {
+        self.inner.vocab().len()
+    }
+}
+
+/// tiktoken's error for special-token text the call did not allow, raised
+/// as `bytepair.DisallowedSpecialError` (a ValueError).
+fn disallowed_error(py: Python<'_>, prefix: &str, text: &str, position: usize, token: &str) -> PyErr {
+    let char_position = text[..position].chars().count();
+    let message = format!(
+        "{prefix}Encountered text corresponding to disallowed special token {token:?} at character {char_position}.\n\
+         If you want this text to be encoded as a special token, pass it to `allowed_special`, \
+         e.g. `allowed_special={{{token:?}, ...}}`.\n\
+         If you want this text to be encoded as normal text, disable the check for this token \
+         by passing `disallowed_special=(enc.special_tokens_set - {{{token:?}}})`.\n\
+         To disable this check for all special tokens, pass `disallowed_special=()`."
+    );
+    let class = py.import("bytepair.errors").and_then(|m| m.getattr("DisallowedSpecialError"));
+    match class.and_then(|c| c.call1((message.clone(),))) {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(_) => PyValueError::new_err(message),
+    }
+}
+
+/// Pre-token counts, filled batch by batch before training.
+#[pyclass(module = "bytepair._native")]
+struct PretokenCounter {
+    counts: PretokenCounts,
+    pretokenizer: Pretokenizer,
+    special: SpecialTokens,
+}
+
+#[pymethods]
+impl PretokenCounter {
+    #[new]
+    #[pyo3(signature = (special_tokens, pretokenizer, pattern=None))]
+    fn new(special_tokens: Vec<String>, pretokenizer: &str, pattern: Option<&str>) -> PyResult<Self> {
+        let special = SpecialTokens::new(
+            special_tokens.into_iter().enumerate().map(|(i, t)| (t, i as u32)).collect(),
+        )
+        .map_err(to_py)?;
+        Ok(Self {
+            counts: PretokenCounts::new(),
+            pretokenizer: self::pretokenizer(pretokenizer, pattern).map_err(to_py)?,
+            special,
+        })
+    }
+
+    /// Counts the pre-tokens of `texts` in parallel, without the GIL.
+    fn add_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let (counts, pretokenizer, special) = (&mut self.counts, &self.pretokenizer, &self.special);
+        without_gil(py, || counts.add_texts(&refs, pretokenizer, special))
+    }
+
+    fn __len__(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// The counts as a list of (pre-token bytes, count).
+    fn items<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyBytes>, u64)> {
+        self.counts.iter().map(|(k, v)| (PyBytes::new(py, k), v)).collect()
+    }
+}
+
+/// Trains BPE on counted pre-tokens. `progress(merges_done, vocab_len)` is
+/// called about ten times a second; Ctrl-C stops training with KeyboardInterrupt.
+/// Returns (tokens, merges, counts, stop_reason).
+#[pyfunction]
+#[pyo3(signature = (counter, vocab_size, special_tokens, min_frequency, progress=None))]
+#[allow(clippy::type_complexity)]
+fn train_bpe(
+    py: Python<'_>,
+    counter: &PretokenCounter,
+    vocab_size: usize,
+    special_tokens: Vec<String>,
+    min_frequency: u64,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Vec<Vec<u8>>, Vec<(u32, u32)>, Vec<u64>, &'static str)> {
+    let config = TrainConfig { vocab_size, special_tokens, min_frequency };
+    let pretokens: Vec<(Vec<u8>, u64)> = counter.counts.iter().map(|(k, v)| (k.to_vec(), v)).collect();
+    let mut last_report = Instant::now();
+    let mut callback_error: Option<PyErr> = None;
+    let mut report = |merges_done: usize, vocab_len: usize| -> bool {
+        if last_report.elapsed() < Duration::from_millis(100) {
+            return true;
+        }
+        last_report = Instant::now();
+        Python::attach(|py| {
+            if let Err(e) = py.check_signals() {
+                callback_error = Some(e);
+                return false;
+            }
+            if let Some(callback) = &progress {
+                if let Err(e) = callback.call1(py, (merges_done, vocab_len)) {
+                    callback_error = Some(e);
+                    return false;
+                }
+            }
+            true
+        })
+    };
+    let result = without_gil(py, || bytepair_core::train(pretokens, &config, &mut report));
+    if let Some(err) = callback_error {
+        return Err(err);
+    }
+    let trained = result?;
+    if let Some(callback) = &progress {
+        callback.call1(py, (trained.merges.len(), trained.tokens.len()))?;
+    }
+    Ok((trained.tokens, trained.merges, trained.counts, trained.stop.as_str()))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CoreBPE>()?;
+    m.add_class::<PretokenCounter>()?;
+    m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
+    m.add("GPT2_PATTERN", bytepair_core::pretokenize::GPT2_PATTERN)?;
+    m.add("WHITESPACE_PATTERN", bytepair_core::pretokenize::WHITESPACE_PATTERN)?;
+    Ok(())
+}

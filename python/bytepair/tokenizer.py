@@ -1,0 +1,253 @@
+"""The Tokenizer: encode and decode with a trained or loaded BPE model.
+
+Names follow tiktoken where they apply (encode_ordinary, decode_bytes,
+n_vocab, special_tokens_set). A Tokenizer is immutable; one object can be
+shared by many threads.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
+
+from . import _native
+from .errors import FormatError
+from .model import BPEModel
+from .pretokenizers import Pretokenizer
+
+if TYPE_CHECKING:
+    from .training import TrainingReport
+
+SpecialSet = Union[Literal["all"], AbstractSet[str], Collection[str]]
+
+
+def _reject_surrogates(error: UnicodeEncodeError, what: str) -> ValueError:
+    char = error.object[error.start] if isinstance(error.object, str) else "?"
+    return ValueError(
+        f"{what} contains the lone surrogate {char!r} at position {error.start}: "
+        "it is not valid Unicode text and has no UTF-8 bytes to encode"
+    )
+
+
+def _check_ids(ids: Sequence[object], n_vocab: int) -> ValueError:
+    for position, token in enumerate(ids):
+        if not isinstance(token, int) or isinstance(token, bool):
+            return ValueError(f"id at position {position} is {token!r}, not an int")
+        if not 0 <= token < n_vocab:
+            return ValueError(
+                f"token id {token} at position {position} is not in the vocabulary "
+                f"(ids are 0..{n_vocab - 1})"
+            )
+    return ValueError("ids could not be read")
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer (vocabulary, merges, special tokens, pre-tokenizer)."""
+
+    __slots__ = ("_model", "_core", "_special_index", "_training")
+
+    def __init__(self, model: BPEModel, *, training: Optional["TrainingReport"] = None) -> None:
+        pretokenizer = model.pretokenizer
+        self._core = _native.CoreBPE(
+            list(model.tokens),
+            list(model.merges),
+            list(model.special_tokens.items()),
+            pretokenizer.kind,
+            pretokenizer.pattern if pretokenizer.kind == "regex" else None,
+        )
+        self._model = model
+        self._special_index = {text: i for i, text in enumerate(model.special_tokens)}
+        self._training = training
+
+    # ---- Encoding ----
+
+    def _special_indices(self, allowed_special: SpecialSet, disallowed_special: SpecialSet):
+        if allowed_special == "all":
+            allowed = set(self._special_index)
+        else:
+            allowed = set(allowed_special)
+            unknown = allowed - self._special_index.keys()
+            if unknown:
+                raise ValueError(
+                    f"allowed_special names {sorted(unknown)!r}, which are not special tokens "
+                    f"of this tokenizer (it has {sorted(self._special_index)!r})"
+                )
+        if disallowed_special == "all":
+            disallowed = self._special_index.keys() - allowed
+        else:
+            disallowed = set(disallowed_special)
+            unknown = disallowed - self._special_index.keys()
+            if unknown:
+                raise ValueError(
+                    f"disallowed_special names {sorted(unknown)!r}, which are not special "
+                    "tokens of this tokenizer"
+                )
+        return (
+            sorted(self._special_index[t] for t in allowed),
+            sorted(self._special_index[t] for t in disallowed),
+        )
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> list[int]:
+        """Encodes text. A special token's text raises an error unless it is in
+        ``allowed_special`` (then it becomes its id) or removed from
+        ``disallowed_special`` (then it is encoded as ordinary text)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        try:
+            return self._core.encode(text, allowed, disallowed)
+        except UnicodeEncodeError as e:
+            raise _reject_surrogates(e, "text") from None
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encodes text, treating special-token text as ordinary text."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        try:
+            return self._core.encode_ordinary(text)
+        except UnicodeEncodeError as e:
+            raise _reject_surrogates(e, "text") from None
+
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> list[list[int]]:
+        """Encodes many texts in parallel on all cores, without the GIL."""
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"text {i} of the batch is {type(text).__name__}, not str")
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        try:
+            return self._core.encode_batch(texts, allowed, disallowed)
+        except UnicodeEncodeError as e:
+            index = next(i for i, t in enumerate(texts) if t is e.object or t == e.object)
+            raise _reject_surrogates(e, f"text {index} of the batch") from None
+
+    def encode_ordinary_batch(self, texts: Iterable[str]) -> list[list[int]]:
+        """Encodes many texts in parallel, special-token text as ordinary text."""
+        return self.encode_batch(texts, disallowed_special=())
+
+    # ---- Decoding ----
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The bytes of the tokens, concatenated."""
+        try:
+            return self._core.decode_bytes(ids)
+        except (OverflowError, TypeError):
+            raise _check_ids(list(ids), self.n_vocab) from None
+
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """The text of the tokens; invalid UTF-8 is replaced unless ``errors="strict"``."""
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token."""
+        try:
+            return self._core.token_bytes(token)
+        except (OverflowError, TypeError):
+            raise _check_ids([token], self.n_vocab) from None
+
+    # ---- Miscellaneous ----
+
+    @property
+    def n_vocab(self) -> int:
+        return len(self._model.tokens)
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self._model.special_tokens)
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._model.special_tokens)
+
+    @property
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        tokens = self._model.tokens
+        return [(tokens[left], tokens[right]) for left, right in self._model.merges]
+
+    @property
+    def vocab(self) -> dict[int, bytes]:
+        return dict(enumerate(self._model.tokens))
+
+    @property
+    def model(self) -> BPEModel:
+        return self._model
+
+    @property
+    def pretokenizer(self) -> Pretokenizer:
+        return self._model.pretokenizer
+
+    @property
+    def training(self) -> Optional["TrainingReport"]:
+        """How training went (merge counts, why it stopped); None for a loaded tokenizer."""
+        return self._training
+
+    def pretokenize(self, text: str) -> list[str]:
+        """The pieces the pre-tokenizer cuts ``text`` into (special tokens not cut out)."""
+        try:
+            return self._core.pretokenize(text)
+        except UnicodeEncodeError as e:
+            raise _reject_surrogates(e, "text") from None
+
+    def save(
+        self,
+        path: Union[str, os.PathLike],
+        *,
+        format: Literal["huggingface", "gpt2"] = "huggingface",
+        overwrite: bool = False,
+    ) -> None:
+        """Writes a HuggingFace ``tokenizer.json`` (a file path), or GPT-2's
+        ``vocab.json`` + ``merges.txt`` (a directory path). An existing file is
+        only replaced with ``overwrite=True``."""
+        from .formats import gpt2, huggingface
+
+        path = Path(path)
+        if format == "huggingface":
+            targets = [path]
+        elif format == "gpt2":
+            targets = [path / "vocab.json", path / "merges.txt"]
+        else:
+            raise ValueError(f"unknown format {format!r}: use 'huggingface' or 'gpt2'")
+        existing = [str(t) for t in targets if t.exists()]
+        if existing and not overwrite:
+            raise FileExistsError(
+                f"{', '.join(existing)} already exists; pass overwrite=True to replace it"
+            )
+        if format == "huggingface":
+            huggingface.save(self._model, path)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+            gpt2.save(self._model, path)
+
+    def __reduce__(self):
+        return (Tokenizer, (self._model,))
+
+    def __repr__(self) -> str:
+        return (
+            f"<Tokenizer n_vocab={self.n_vocab} merges={len(self._model.merges)} "
+            f"special={len(self._model.special_tokens)} pretokenizer={self.pretokenizer.name!r}>"
+        )
+
+
+def load(path: Union[str, os.PathLike]) -> Tokenizer:
+    """Loads a tokenizer: a ``tokenizer.json`` file, or a directory holding
+    ``tokenizer.json`` or GPT-2's ``vocab.json`` + ``merges.txt``."""
+    from .formats import load_model
+
+    model = load_model(path)
+    try:
+        return Tokenizer(model)
+    except ValueError as e:
+        raise FormatError(path, str(e)) from None

@@ -1,0 +1,194 @@
+"""Training entry point: reads the corpus, counts pre-tokens in the core (in
+parallel, without the GIL), runs the exact trainer, reports progress."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Optional, Sequence, Union
+
+from . import _native
+from .model import BPEModel
+from .pretokenizers import PretokenizerSpec, resolve
+from .tokenizer import Tokenizer
+
+CorpusItem = Union[str, "os.PathLike[str]"]
+# Texts are handed to the core in batches of about this many characters.
+BATCH_CHARS = 16 << 20
+
+
+@dataclass(frozen=True)
+class TrainingReport:
+    """How a training run went."""
+
+    merge_counts: tuple[int, ...]  # the count of each merge when it won, in merge order
+    stop_reason: str  # "vocab_size", "no_pairs" or "min_frequency"
+    vocab_size_requested: int
+    distinct_pretokens: int
+    seconds: float
+
+
+def _read_file(path: Path) -> str:
+    data = path.read_bytes()  # FileNotFoundError names the path
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte 0x{data[e.start]:02X} at offset {e.start}, line {line})"
+        ) from None
+
+
+def _texts(corpus: Union[CorpusItem, Iterable[CorpusItem]]) -> Iterator[tuple[str, int]]:
+    """Yields (text, size in bytes of its source) for every corpus item."""
+    if isinstance(corpus, (str, os.PathLike)):
+        corpus = [corpus]
+    elif isinstance(corpus, (bytes, bytearray)):
+        raise TypeError("corpus must be text (str), paths, or an iterable of those, not bytes")
+    for index, item in enumerate(corpus):
+        if isinstance(item, str):
+            yield item, len(item)
+        elif isinstance(item, os.PathLike):
+            path = Path(item)
+            yield _read_file(path), path.stat().st_size
+        else:
+            raise TypeError(
+                f"corpus item {index} is {type(item).__name__}; "
+                "expected str (a text) or a path (os.PathLike, e.g. pathlib.Path)"
+            )
+
+
+def _check_special_tokens(special_tokens: Sequence[str]) -> list[str]:
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a sequence of strings, not one string")
+    tokens = list(special_tokens)
+    for i, token in enumerate(tokens):
+        if not isinstance(token, str):
+            raise TypeError(f"special token {i} is {type(token).__name__}, not str")
+        if token == "":
+            raise ValueError(f"special token {i} is empty")
+        if tokens.index(token) != i:
+            raise ValueError(f"special token {token!r} is given twice")
+    return tokens
+
+
+def _progress_bar(enabled: Optional[bool], **kwargs):
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(file=sys.stderr, **kwargs)
+
+
+def train(
+    corpus: Union[CorpusItem, Iterable[CorpusItem]],
+    vocab_size: int,
+    *,
+    special_tokens: Sequence[str] = (),
+    pretokenizer: PretokenizerSpec = "gpt2",
+    min_frequency: int = 1,
+    progress: Optional[bool] = None,
+) -> Tokenizer:
+    """Trains byte-level BPE (SPEC §1) and returns the Tokenizer.
+
+    corpus: a text, a path, or an iterable of texts (str) and files
+        (os.PathLike; each file is read as one UTF-8 text).
+    vocab_size: target size including the 256 bytes and the special tokens.
+    pretokenizer: "gpt2" (default), "whitespace", "none", or a compiled regex.
+    min_frequency: stop when the best pair occurs fewer times than this.
+    progress: show progress bars (default: when stderr is a terminal).
+
+    Ctrl-C stops training with KeyboardInterrupt. Stopping before
+    ``vocab_size`` (no pair left, or min_frequency) is not an error: a
+    warning says so and ``tokenizer.training.stop_reason`` tells why.
+    """
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
+        raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+    if not isinstance(min_frequency, int) or min_frequency < 1:
+        raise ValueError(f"min_frequency must be an int of at least 1, not {min_frequency!r}")
+    specials = _check_special_tokens(special_tokens)
+    if vocab_size < 256 + len(specials):
+        raise ValueError(
+            f"vocab_size {vocab_size} is below the 256 single bytes + {len(specials)} special "
+            f"tokens = {256 + len(specials)}"
+        )
+    pre = resolve(pretokenizer)
+    started = time.perf_counter()
+
+    counter = _native.PretokenCounter(
+        specials, pre.kind, pre.pattern if pre.kind == "regex" else None
+    )
+    bar = _progress_bar(progress, desc="counting", unit="B", unit_scale=True)
+    batch: list[str] = []
+    batch_chars = 0
+    try:
+        for text, size in _texts(corpus):
+            batch.append(text)
+            batch_chars += len(text)
+            if bar is not None:
+                bar.update(size)
+            if batch_chars >= BATCH_CHARS:
+                _add(counter, batch)
+                batch, batch_chars = [], 0
+        _add(counter, batch)
+    finally:
+        if bar is not None:
+            bar.close()
+
+    bar = _progress_bar(
+        progress, desc="merging", total=vocab_size - 256 - len(specials), unit="merge"
+    )
+
+    def report(merges_done: int, vocab_len: int) -> None:
+        bar.n = vocab_len - 256 - len(specials)
+        bar.set_postfix(merges=merges_done, refresh=False)
+        bar.refresh()
+
+    try:
+        tokens, merges, counts, stop_reason = _native.train_bpe(
+            counter, vocab_size, specials, min_frequency, report if bar is not None else None
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+    model = BPEModel(
+        tokens=tuple(tokens),
+        merges=tuple(merges),
+        special_tokens={t: i for i, t in enumerate(specials)},
+        pretokenizer=pre,
+    )
+    report_ = TrainingReport(
+        merge_counts=tuple(counts),
+        stop_reason=stop_reason,
+        vocab_size_requested=vocab_size,
+        distinct_pretokens=len(counter),
+        seconds=time.perf_counter() - started,
+    )
+    if stop_reason != "vocab_size":
+        why = "no pair of tokens is left" if stop_reason == "no_pairs" else (
+            f"the best pair occurs fewer than min_frequency={min_frequency} times"
+        )
+        warnings.warn(
+            f"training stopped at {len(tokens)} tokens of the {vocab_size} requested: {why}",
+            stacklevel=2,
+        )
+    return Tokenizer(model, training=report_)
+
+
+def _add(counter: _native.PretokenCounter, batch: list[str]) -> None:
+    if not batch:
+        return
+    try:
+        counter.add_texts(batch)
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"a corpus text contains the lone surrogate {e.object[e.start]!r} at position "
+            f"{e.start}: it is not valid Unicode text"
+        ) from None
