@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 # GPT-2's published pattern (openai/gpt-2 encoder.py; tiktoken's "gpt2").
-GPT2_PATTERN = (
-    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-)
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 # A word is its non-whitespace run with the whitespace before it at its front;
 # whitespace at the very end of a text is a piece of its own.
 WHITESPACE_PATTERN = r"\s*\S+|\s+"

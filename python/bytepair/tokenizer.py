@@ -8,8 +8,15 @@ shared by many threads.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
+from typing import (
+    TYPE_CHECKING,
+    AbstractSet,
+    Literal,
+    Optional,
+    Union,
+)
 
 from . import _native
 from .errors import FormatError
@@ -47,7 +54,7 @@ class Tokenizer:
 
     __slots__ = ("_model", "_core", "_special_index", "_training")
 
-    def __init__(self, model: BPEModel, *, training: Optional["TrainingReport"] = None) -> None:
+    def __init__(self, model: BPEModel, *, training: Optional[TrainingReport] = None) -> None:
         pretokenizer = model.pretokenizer
         self._core = _native.CoreBPE(
             list(model.tokens),
@@ -190,7 +197,7 @@ class Tokenizer:
         return self._model.pretokenizer
 
     @property
-    def training(self) -> Optional["TrainingReport"]:
+    def training(self) -> Optional[TrainingReport]:
         """How training went (merge counts, why it stopped); None for a loaded tokenizer."""
         return self._training
 

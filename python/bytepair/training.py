@@ -7,9 +7,10 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Sequence, Union
+from typing import Optional, Union
 
 from . import _native
 from .model import BPEModel
@@ -172,8 +173,10 @@ def train(
         seconds=time.perf_counter() - started,
     )
     if stop_reason != "vocab_size":
-        why = "no pair of tokens is left" if stop_reason == "no_pairs" else (
-            f"the best pair occurs fewer than min_frequency={min_frequency} times"
+        why = (
+            "no pair of tokens is left"
+            if stop_reason == "no_pairs"
+            else (f"the best pair occurs fewer than min_frequency={min_frequency} times")
         )
         warnings.warn(
             f"training stopped at {len(tokens)} tokens of the {vocab_size} requested: {why}",

@@ -1,0 +1,134 @@
+"""Tokenizer files: reading and writing the formats other libraries use.
+
+One module per format (``huggingface``: ``tokenizer.json``; ``gpt2``:
+``vocab.json`` + ``merges.txt``), each converting between its files and a
+:class:`~bytepair.model.BPEModel`. This package adds :func:`load_model`, which
+finds the format from what is on disk, and the file helpers the formats share:
+every file is UTF-8, every write is atomic, every error is a
+:class:`~bytepair.errors.FormatError` naming the file and the place in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Union
+
+from ..errors import FormatError
+from ..model import BPEModel
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+HF_FILE = "tokenizer.json"
+GPT2_VOCAB_FILE = "vocab.json"
+GPT2_MERGES_FILE = "merges.txt"
+
+
+def load_model(path: PathLike) -> BPEModel:
+    """Read the tokenizer at ``path``.
+
+    A file is read as a HuggingFace ``tokenizer.json``. A directory is read
+    from its ``tokenizer.json`` when it has one, else from its GPT-2 pair
+    ``vocab.json`` + ``merges.txt``.
+    """
+    from . import gpt2, huggingface
+
+    path = Path(path)
+    if path.is_file():
+        return huggingface.load(path)
+    if path.is_dir():
+        if (path / HF_FILE).is_file():
+            return huggingface.load(path / HF_FILE)
+        has_vocab = (path / GPT2_VOCAB_FILE).is_file()
+        has_merges = (path / GPT2_MERGES_FILE).is_file()
+        if has_vocab and has_merges:
+            return gpt2.load(path)
+        if has_vocab or has_merges:
+            found, absent = (
+                (GPT2_VOCAB_FILE, GPT2_MERGES_FILE)
+                if has_vocab
+                else (GPT2_MERGES_FILE, GPT2_VOCAB_FILE)
+            )
+            raise FormatError(
+                path, f"found {found} but not {absent}; the GPT-2 format needs both files"
+            )
+        raise FormatError(
+            path,
+            f"no tokenizer in this directory: looked for {HF_FILE}, "
+            f"then for {GPT2_VOCAB_FILE} with {GPT2_MERGES_FILE}",
+        )
+    raise FormatError(
+        path,
+        f"no such file or directory: expected a {HF_FILE} file, or a directory holding "
+        f"{HF_FILE} or {GPT2_VOCAB_FILE} with {GPT2_MERGES_FILE}",
+    )
+
+
+# ---------------------------------------------------------------------------
+# Helpers shared by the format modules
+
+
+def read_text(path: PathLike) -> str:
+    """The UTF-8 text of ``path``; FormatError naming the first byte that is not UTF-8."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(
+            path, f"not UTF-8 text: {exc.reason} at byte offset {exc.start}", f"line {line}"
+        ) from None
+
+
+def _reject_duplicate_keys(source: str):
+    def build(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        obj: dict[str, object] = {}
+        for key, value in pairs:
+            if key in obj:
+                # json would keep the last value silently; a repeated vocabulary key
+                # would mean one token lost without a trace.
+                raise FormatError(
+                    source, "the key appears twice in one JSON object", f"key {key!r}"
+                )
+            obj[key] = value
+        return obj
+
+    return build
+
+
+def parse_json(text: str, source: str) -> object:
+    """Parse ``text``; FormatError with line and column on invalid JSON or a repeated key."""
+    try:
+        return json.loads(text, object_pairs_hook=_reject_duplicate_keys(source))
+    except json.JSONDecodeError as exc:
+        raise FormatError(
+            source, f"invalid JSON: {exc.msg}", f"line {exc.lineno}, column {exc.colno}"
+        ) from None
+
+
+def write_text_atomic(path: PathLike, text: str) -> None:
+    """Write ``text`` as UTF-8 so that ``path`` is either untouched or complete.
+
+    The text goes to a temporary file in the same directory (same file
+    system), which then replaces ``path`` in one step.
+    """
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # os.open with mode 0o666 lets the umask decide the permissions, as open() would.
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+__all__ = ["load_model", "parse_json", "read_text", "write_text_atomic"]

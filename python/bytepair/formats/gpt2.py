@@ -1,0 +1,131 @@
+"""GPT-2's own files: ``vocab.json`` (``encoder.json``) and ``merges.txt`` (``vocab.bpe``).
+
+``vocab.json`` maps each token's byte-level text to its id; ``merges.txt``
+starts with ``#version: 0.2`` and then holds one merge per line, ``left right``
+in byte-level text, in rank order.
+
+The pair records neither a pre-tokenizer (readers assume GPT-2's pattern) nor
+which tokens are special. So only models with the ``gpt2`` pre-tokenizer are
+written, and on reading, a token that is neither a single byte nor the result
+of some merge is special, written as its raw text: this is how GPT-2's
+``<|endoftext|>`` (id 50256) is found.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import FormatError
+from ..model import BPEModel
+from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer
+from . import (
+    GPT2_MERGES_FILE,
+    GPT2_VOCAB_FILE,
+    PathLike,
+    parse_json,
+    read_text,
+    write_text_atomic,
+)
+from .byte_level import CHAR_BYTES, model_from_tables, model_to_tables
+
+FORMAT_NAME = "GPT-2 (vocab.json + merges.txt)"
+VERSION_LINE = "#version: 0.2"
+
+
+def save(model: BPEModel, directory: PathLike) -> None:
+    """Write ``directory/vocab.json`` and ``directory/merges.txt`` (each atomically).
+
+    ValueError, before anything is written, when the files could not give the
+    model back: another pre-tokenizer than ``gpt2``, a special token whose text
+    is another token's byte-level text, a repeated merge, or a token that is
+    neither a byte, a merge result nor special (it would read back as special).
+    """
+    if model.pretokenizer.kind != "gpt2":
+        raise ValueError(
+            f"the GPT-2 format cannot record the pre-tokenizer {model.pretokenizer.name!r} "
+            "(readers always apply GPT-2's pattern); save with format='huggingface' instead"
+        )
+    vocab, merges = model_to_tables(model, FORMAT_NAME)
+    made = {model.tokens[left] + model.tokens[right] for left, right in model.merges}
+    special_ids = set(model.special_tokens.values())
+    for token_id, token in enumerate(model.tokens):
+        if token_id not in special_ids and len(token) != 1 and token not in made:
+            raise ValueError(
+                f"cannot write the {FORMAT_NAME} format: token {token!r} (id {token_id}) is "
+                "neither a single byte nor the result of a merge, and would read back as a "
+                "special token; save with format='huggingface' instead"
+            )
+    vocab_text = json.dumps(vocab, ensure_ascii=False) + "\n"
+    merges_text = "\n".join([VERSION_LINE, *merges]) + "\n"
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(directory / GPT2_VOCAB_FILE, vocab_text)
+    write_text_atomic(directory / GPT2_MERGES_FILE, merges_text)
+
+
+def _read_merges(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
+    """The merges of ``merges.txt`` and the 1-based line number of each."""
+    lines = read_text(path).split("\n")
+    while lines and lines[-1].rstrip("\r") == "":
+        lines.pop()  # the final newline, and any blank lines after the last merge
+    pairs: list[tuple[str, str]] = []
+    line_numbers: list[int] = []
+    for number, line in enumerate(lines, start=1):
+        line = line.rstrip("\r")
+        if number == 1 and line.startswith("#version"):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not all(parts):
+            raise FormatError(
+                path,
+                f"expected a merge, two tokens separated by one space; got {line!r}",
+                f"line {number}",
+            )
+        pairs.append((parts[0], parts[1]))
+        line_numbers.append(number)
+    return pairs, line_numbers
+
+
+def load(directory: PathLike) -> BPEModel:
+    """Read ``directory/vocab.json`` and ``directory/merges.txt``; pre-tokenizer ``gpt2``."""
+    directory = Path(directory)
+    vocab_path = directory / GPT2_VOCAB_FILE
+    merges_path = directory / GPT2_MERGES_FILE
+    vocab = parse_json(read_text(vocab_path), str(vocab_path))
+    if not isinstance(vocab, dict):
+        raise FormatError(vocab_path, "expected a JSON object mapping tokens to ids", "top level")
+    merges, line_numbers = _read_merges(merges_path)
+
+    made = {left + right for left, right in merges}
+    specials = {
+        key: token_id
+        for key, token_id in vocab.items()
+        if not (len(key) == 1 and key in CHAR_BYTES) and key not in made
+    }
+    # A merge operand must itself be a byte or a merge result; said here in GPT-2's
+    # terms rather than as "names a special token".
+    for index, (left, right) in enumerate(merges):
+        for part in (left, right):
+            if part in specials:
+                raise FormatError(
+                    merges_path,
+                    f"token {part!r} is neither a single byte nor the result of any merge",
+                    f"line {line_numbers[index]}",
+                )
+
+    def vocab_error(problem: str, key: str | None) -> FormatError:
+        return FormatError(vocab_path, problem, None if key is None else f"key {key!r}")
+
+    def merge_error(problem: str, index: int) -> FormatError:
+        return FormatError(merges_path, problem, f"line {line_numbers[index]}")
+
+    return model_from_tables(
+        vocab,
+        merges,
+        specials,
+        Pretokenizer("gpt2", BUILTIN_PATTERNS["gpt2"]),
+        vocab_error=vocab_error,
+        merge_error=merge_error,
+    )

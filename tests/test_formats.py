@@ -1,0 +1,723 @@
+"""Tokenizer files: lossless round trips, exact errors on corrupt files, peers can read ours."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bytepair.errors import FormatError
+from bytepair.formats import gpt2, huggingface, load_model
+from bytepair.formats.byte_level import (
+    BYTE_CHARS,
+    bytes_to_unicode_text,
+    unicode_text_to_bytes,
+)
+from bytepair.model import BPEModel
+from bytepair.pretokenizers import GPT2_PATTERN, WHITESPACE_PATTERN, Pretokenizer, resolve
+
+SHARED_DATA = Path(
+    os.environ.get(
+        "BYTEPAIR_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    )
+)
+
+SPECIALS = ("<|endoftext|>", "<|pad|>")
+# Merges as bytes, in rank order. "abc" is made twice, by (a, bc) and by (ab, c):
+# both merges are kept and the second reuses the first one's id.
+MERGE_BYTES = (
+    (b"h", b"e"),
+    (b" ", b"t"),
+    (b" t", b"he"),
+    (b"\n", b"\n"),
+    (b"\xc3", b"\xa9"),
+    (b"b", b"c"),
+    (b"a", b"bc"),
+    (b"a", b"b"),
+    (b"ab", b"c"),
+)
+
+
+def make_model(
+    *, specials_first: bool = True, pretokenizer: Pretokenizer | None = None
+) -> BPEModel:
+    """256 bytes + MERGE_BYTES + SPECIALS; specials first (our training layout) or last (GPT-2's)."""
+    tokens: list[bytes] = []
+    specials: dict[str, int] = {}
+
+    def add_specials() -> None:
+        for text in SPECIALS:
+            specials[text] = len(tokens)
+            tokens.append(text.encode("utf-8"))
+
+    if specials_first:
+        add_specials()
+    ids = {}
+    for byte in range(256):
+        ids[bytes([byte])] = len(tokens)
+        tokens.append(bytes([byte]))
+    merges = []
+    for left, right in MERGE_BYTES:
+        if left + right not in ids:
+            ids[left + right] = len(tokens)
+            tokens.append(left + right)
+        merges.append((ids[left], ids[right]))
+    if not specials_first:
+        add_specials()
+    return BPEModel(
+        tokens=tuple(tokens),
+        merges=tuple(merges),
+        special_tokens=specials,
+        pretokenizer=pretokenizer or resolve("gpt2"),
+    )
+
+
+PRETOKENIZERS = {
+    "gpt2": resolve("gpt2"),
+    "none": resolve("none"),
+    "whitespace": resolve("whitespace"),
+    "regex": Pretokenizer("regex", r"\w+|[^\w\s]+|\s+"),
+}
+
+
+def hf_document(model: BPEModel | None = None) -> dict:
+    return json.loads(huggingface.dumps(model or make_model()))
+
+
+def write_gpt2_pair(directory: Path, vocab: dict, merge_lines: list[str]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    (directory / "merges.txt").write_text(
+        "\n".join(["#version: 0.2", *merge_lines]) + "\n", encoding="utf-8"
+    )
+    return directory
+
+
+def gpt2_tables(model: BPEModel | None = None) -> tuple[dict, list[str]]:
+    """The vocab.json object and the merge lines (without the version line) of a model."""
+    model = model or make_model(specials_first=False)
+    special_ids = {i: text for text, i in model.special_tokens.items()}
+    vocab = {
+        special_ids.get(i, bytes_to_unicode_text(token)): i for i, token in enumerate(model.tokens)
+    }
+    merges = [
+        f"{bytes_to_unicode_text(model.tokens[a])} {bytes_to_unicode_text(model.tokens[b])}"
+        for a, b in model.merges
+    ]
+    return vocab, merges
+
+
+# ---------------------------------------------------------------------------
+# The byte-level alphabet
+
+
+def test_byte_level_map_follows_gpt2_definition():
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    for byte in printable:
+        assert BYTE_CHARS[byte] == chr(byte)
+    others = [byte for byte in range(256) if byte not in printable]
+    assert [BYTE_CHARS[byte] for byte in others] == [chr(256 + n) for n in range(len(others))]
+    assert BYTE_CHARS[ord(" ")] == "Ġ" and BYTE_CHARS[ord("\n")] == "Ċ"
+
+
+def test_byte_level_alphabet_equals_tokenizers_alphabet():
+    pre_tokenizers = pytest.importorskip("tokenizers.pre_tokenizers")
+    assert set(BYTE_CHARS) == set(pre_tokenizers.ByteLevel.alphabet())
+
+
+def test_byte_level_text_roundtrips_every_byte():
+    data = bytes(range(256)) + "mañana 🙂".encode()
+    text = bytes_to_unicode_text(data)
+    assert len(text) == len(data) and " " not in text
+    assert unicode_text_to_bytes(text) == data
+
+
+def test_byte_level_rejects_foreign_character_naming_it():
+    with pytest.raises(ValueError, match=r"'日'.*position 2"):
+        unicode_text_to_bytes("ab日")
+
+
+# ---------------------------------------------------------------------------
+# Round trips
+
+
+@pytest.mark.parametrize("specials_first", [True, False], ids=["specials-first", "specials-last"])
+@pytest.mark.parametrize("kind", list(PRETOKENIZERS))
+def test_huggingface_dumps_loads_roundtrip_equal(specials_first, kind):
+    model = make_model(specials_first=specials_first, pretokenizer=PRETOKENIZERS[kind])
+    assert huggingface.loads(huggingface.dumps(model), "mem") == model
+
+
+@pytest.mark.parametrize("specials_first", [True, False], ids=["specials-first", "specials-last"])
+def test_gpt2_save_load_roundtrip_equal(tmp_path, specials_first):
+    model = make_model(specials_first=specials_first)
+    gpt2.save(model, tmp_path / "out")
+    assert gpt2.load(tmp_path / "out") == model
+    assert (
+        (tmp_path / "out" / "merges.txt").read_text(encoding="utf-8").startswith("#version: 0.2\n")
+    )
+
+
+def test_model_without_specials_roundtrips(tmp_path):
+    base = make_model()
+    model = BPEModel(
+        base.tokens[2:], tuple((a - 2, b - 2) for a, b in base.merges), {}, base.pretokenizer
+    )
+    assert huggingface.loads(huggingface.dumps(model), "mem") == model
+    gpt2.save(model, tmp_path)
+    assert gpt2.load(tmp_path) == model
+
+
+def test_huggingface_file_roundtrip_and_load_model(tmp_path):
+    model = make_model(pretokenizer=resolve("whitespace"))
+    huggingface.save(model, tmp_path / "tokenizer.json")
+    assert huggingface.load(tmp_path / "tokenizer.json") == model
+    assert load_model(tmp_path / "tokenizer.json") == model
+    assert load_model(tmp_path) == model
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tokenizer.json"]  # no temp file left
+
+
+def test_written_files_are_utf8_without_escapes(tmp_path):
+    model = make_model()
+    huggingface.save(model, tmp_path / "tokenizer.json")
+    gpt2.save(model, tmp_path)
+    for name in ("tokenizer.json", "vocab.json", "merges.txt"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert "Ġ" in text and "\\u" not in text
+
+
+def test_huggingface_reads_merges_written_as_lists():
+    model = make_model()
+    document = hf_document(model)
+    document["model"]["merges"] = [merge.split(" ") for merge in document["model"]["merges"]]
+    assert huggingface.loads(json.dumps(document), "mem") == model
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        (WHITESPACE_PATTERN, Pretokenizer("whitespace", WHITESPACE_PATTERN)),
+        (GPT2_PATTERN, Pretokenizer("gpt2", GPT2_PATTERN)),
+        (r"\d+|\D+", Pretokenizer("regex", r"\d+|\D+")),
+    ],
+    ids=["whitespace", "gpt2", "regex"],
+)
+def test_huggingface_split_pattern_names_pretokenizer(pattern, expected):
+    document = hf_document(make_model(pretokenizer=resolve("whitespace")))
+    document["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = pattern
+    assert huggingface.loads(json.dumps(document), "mem").pretokenizer == expected
+
+
+def test_huggingface_reads_special_outside_model_vocab():
+    model = make_model(specials_first=False)
+    document = hf_document(model)
+    del document["model"]["vocab"]["<|pad|>"]  # the last id: tokenizers appends it
+    assert huggingface.loads(json.dumps(document), "mem") == model
+
+
+def test_save_is_atomic_when_the_write_fails(tmp_path, monkeypatch):
+    target = tmp_path / "tokenizer.json"
+    target.write_text("old", encoding="utf-8")
+
+    def fail(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        huggingface.save(make_model(), target)
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["tokenizer.json"]
+
+
+# ---------------------------------------------------------------------------
+# What the writers refuse
+
+
+@pytest.mark.parametrize("text", ["ab", "!", "Ġthe"])
+def test_writers_refuse_special_equal_to_token_text(tmp_path, text):
+    base = make_model(specials_first=False)
+    model = BPEModel(
+        base.tokens[:-1] + (text.encode(),),
+        base.merges,
+        {SPECIALS[0]: len(base.tokens) - 2, text: len(base.tokens) - 1},
+        base.pretokenizer,
+    )
+    with pytest.raises(ValueError, match=rf"{text!r}.*share one key") as info:
+        huggingface.dumps(model)
+    assert f"special token {text!r}" in str(info.value)
+    with pytest.raises(ValueError, match="share one key"):
+        gpt2.save(model, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dumps_refuses_repeated_merge():
+    base = make_model()
+    model = BPEModel(
+        base.tokens, base.merges + base.merges[:1], base.special_tokens, base.pretokenizer
+    )
+    with pytest.raises(ValueError, match=rf"merge {len(base.merges) + 1} repeats merge 1"):
+        huggingface.dumps(model)
+
+
+@pytest.mark.parametrize("kind", ["none", "whitespace", "regex"])
+def test_gpt2_save_refuses_other_pretokenizers(tmp_path, kind):
+    with pytest.raises(ValueError, match="cannot record the pre-tokenizer.*huggingface"):
+        gpt2.save(make_model(pretokenizer=PRETOKENIZERS[kind]), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_gpt2_save_refuses_token_that_would_read_back_as_special(tmp_path):
+    base = make_model()
+    model = BPEModel(
+        base.tokens + (b"orphan",), base.merges, base.special_tokens, base.pretokenizer
+    )
+    with pytest.raises(ValueError, match=r"b'orphan'.*read back as a special"):
+        gpt2.save(model, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------
+# Corrupt tokenizer.json: FormatError naming the file and the place
+
+
+def _set(path: tuple, value):
+    def mutate(document):
+        target = document
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return mutate
+
+
+def _delete(*path):
+    def mutate(document):
+        target = document
+        for key in path[:-1]:
+            target = target[key]
+        del target[path[-1]]
+
+    return mutate
+
+
+def _rename_vocab_key(old, new):
+    def mutate(document):
+        vocab = document["model"]["vocab"]
+        vocab[new] = vocab.pop(old)
+
+    return mutate
+
+
+def _vocab_id(document, key):
+    return document["model"]["vocab"][key]
+
+
+def _give_id(key, id_of):
+    def mutate(document):
+        document["model"]["vocab"][key] = _vocab_id(document, id_of)
+
+    return mutate
+
+
+def _move_last_id_up(document):
+    vocab = document["model"]["vocab"]
+    last = max(vocab, key=vocab.get)
+    vocab[last] += 5
+
+
+def _add_special(token_id_delta, content="<|new|>"):
+    def mutate(document):
+        n = len(document["model"]["vocab"])
+        document["added_tokens"].append(
+            {"id": n + token_id_delta, "content": content, "special": True}
+        )
+
+    return mutate
+
+
+def _set_merge(index, value):
+    def mutate(document):
+        document["model"]["merges"][index] = value
+
+    return mutate
+
+
+def _special_id_mismatch(document):
+    document["added_tokens"][0]["id"] = 5
+
+
+CORRUPT_HF = {
+    "missing-model": (_delete("model"), "top level", "missing key 'model'"),
+    "missing-vocab": (_delete("model", "vocab"), "model", "missing key 'vocab'"),
+    "missing-merges": (_delete("model", "merges"), "model", "missing key 'merges'"),
+    "vocab-not-object": (_set(("model", "vocab"), []), "model.vocab", "expected a JSON object"),
+    "foreign-char": (
+        _rename_vocab_key("Ġt", "Ġ日"),
+        "model.vocab key 'Ġ日'",
+        "'日' (U+65E5) at position 1 is not in GPT-2's byte-level alphabet",
+    ),
+    "empty-key": (_rename_vocab_key("he", ""), "model.vocab key ''", "empty"),
+    "id-not-integer": (_set(("model", "vocab", "he"), "7"), "model.vocab key 'he'", "'7'"),
+    "duplicate-id": (_give_id("he", "a"), "model.vocab key", "is given to both"),
+    "ids-not-dense": (
+        _move_last_id_up,
+        "model.vocab",
+        "not dense 0..265: id 265 is missing (largest id 270)",
+    ),
+    "byte-missing": (
+        _rename_vocab_key("Ċ", "ĊĊĊ"),
+        "model.vocab",
+        "single byte 0x0A (byte-level 'Ċ') is missing",
+    ),
+    "merge-three-tokens": (_set_merge(2, "Ġt h e"), "model.merges, merge 3", "two tokens"),
+    "merge-one-token": (_set_merge(0, ["h"]), "model.merges, merge 1", "two tokens"),
+    "merge-not-string": (_set_merge(4, 7), "model.merges, merge 5", "two tokens"),
+    "merge-unknown-token": (
+        _set_merge(1, "Ġxyz e"),
+        "model.merges, merge 2",
+        "token 'Ġxyz' is not in the vocabulary",
+    ),
+    "merge-result-missing": (
+        _set_merge(3, "x y"),
+        "model.merges, merge 4",
+        "merge result 'xy' ('x' + 'y') is not in the vocabulary",
+    ),
+    "merge-names-special": (
+        _set_merge(0, "<|pad|> a"),
+        "model.merges, merge 1",
+        "special token '<|pad|>'",
+    ),
+    "merge-repeated": (
+        _set_merge(8, "h e"),
+        "model.merges, merge 9",
+        "repeats merge 1",
+    ),
+    "added-token-beyond-vocab": (
+        _add_special(3),
+        "added_tokens (id 269, '<|new|>')",
+        "id 269 is beyond the vocabulary: 266 model tokens and 1 added outside them make ids 0..266",
+    ),
+    "added-token-id-mismatch": (
+        _special_id_mismatch,
+        "model.vocab key '<|endoftext|>'",
+        "id 5 in the added tokens but id 0 in the vocabulary",
+    ),
+    "added-token-takes-used-id": (
+        _add_special(-1),
+        "added_tokens (id 265, '<|new|>')",
+        "id 265 is given to both 'ab' and '<|new|>'",
+    ),
+    "added-token-missing-id": (
+        _delete("added_tokens", 0, "id"),
+        "added_tokens[0]",
+        "missing key 'id'",
+    ),
+    "added-token-empty": (_set(("added_tokens", 1, "content"), ""), "added_tokens[1]", "non-empty"),
+}
+
+
+@pytest.mark.parametrize("case", list(CORRUPT_HF))
+def test_corrupt_huggingface_file_names_file_and_place(tmp_path, case):
+    mutate, where, problem = CORRUPT_HF[case]
+    document = hf_document()
+    mutate(document)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(FormatError) as info:
+        huggingface.load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path} ("), message
+    assert where in info.value.where, message
+    assert problem in info.value.problem, message
+
+
+def test_invalid_json_names_line_and_column(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    text = huggingface.dumps(make_model())
+    path.write_text(text.replace('"merges": [', '"merges": [,', 1), encoding="utf-8")
+    line = text[: text.index('"merges": [')].count("\n") + 1
+    with pytest.raises(FormatError, match=rf"{path} \(line {line}, column \d+\): invalid JSON"):
+        load_model(path)
+
+
+def test_repeated_json_key_is_an_error():
+    with pytest.raises(FormatError, match=r"mem \(key 'a'\): the key appears twice"):
+        huggingface.loads('{"model": {"vocab": {"a": 0, "a": 1}, "merges": []}}', "mem")
+
+
+def test_non_utf8_file_names_byte_offset(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(b'{\n"x": "\xff"}')
+    with pytest.raises(FormatError, match=r"\(line 2\): not UTF-8 text: .* byte offset 8"):
+        huggingface.load(path)
+
+
+def test_top_level_must_be_an_object():
+    with pytest.raises(FormatError, match=r"mem \(top level\): expected a JSON object"):
+        huggingface.loads("[]", "mem")
+
+
+# ---------------------------------------------------------------------------
+# Components we do not read: FormatError naming the component and its value
+
+
+def _pretokenizer_step(index, key, value):
+    def mutate(document):
+        document["pre_tokenizer"]["pretokenizers"][index][key] = value
+
+    return mutate
+
+
+def _replace_pretokenizer(value):
+    return _set(("pre_tokenizer",), value)
+
+
+UNSUPPORTED_HF = {
+    "normalizer": (_set(("normalizer",), {"type": "NFC"}), "normalizer", '"NFC"'),
+    "post_processor": (
+        _set(("post_processor",), {"type": "TemplateProcessing", "single": []}),
+        "post_processor",
+        "TemplateProcessing",
+    ),
+    "truncation": (_set(("truncation",), {"max_length": 5}), "truncation", "max_length"),
+    "padding": (_set(("padding",), {"pad_id": 0}), "padding", "pad_id"),
+    "decoder": (_set(("decoder",), {"type": "WordPiece"}), "decoder", "WordPiece"),
+    "model-type": (_set(("model", "type"), "Unigram"), "model.type", '"Unigram"'),
+    "byte_fallback": (_set(("model", "byte_fallback"), True), "model.byte_fallback", "true"),
+    "dropout": (_set(("model", "dropout"), 0.1), "model.dropout", "0.1"),
+    "ignore_merges": (_set(("model", "ignore_merges"), True), "model.ignore_merges", "true"),
+    "prefix": (
+        _set(("model", "continuing_subword_prefix"), "##"),
+        "model.continuing_subword_prefix",
+        '"##"',
+    ),
+    "suffix": (_set(("model", "end_of_word_suffix"), "</w>"), "model.end_of_word_suffix", "</w>"),
+    "add_prefix_space": (
+        _set(("pre_tokenizer", "add_prefix_space"), True),
+        "pre_tokenizer.add_prefix_space",
+        "true",
+    ),
+    "pretokenizer-type": (
+        _replace_pretokenizer({"type": "Whitespace"}),
+        "pre_tokenizer",
+        '"Whitespace"',
+    ),
+    "no-pretokenizer": (_replace_pretokenizer(None), "pre_tokenizer", "null"),
+    "non-special-added-token": (
+        _set(("added_tokens", 0, "special"), False),
+        "added_tokens[0].special",
+        "'<|endoftext|>' (id 0) is not special",
+    ),
+    "lstrip": (_set(("added_tokens", 1, "lstrip"), True), "added_tokens[1].lstrip", "lstrip true"),
+    "version": (_set(("version",), "2.0"), "version", '"2.0"'),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSUPPORTED_HF))
+def test_unsupported_component_is_named(case):
+    mutate, where, shown = UNSUPPORTED_HF[case]
+    document = hf_document()
+    mutate(document)
+    with pytest.raises(FormatError) as info:
+        huggingface.loads(json.dumps(document), "tok.json")
+    assert info.value.path == "tok.json"
+    assert info.value.where == where, str(info.value)
+    assert shown in info.value.problem, str(info.value)
+
+
+SPLIT_CASES = {
+    "string-pattern": (_pretokenizer_step(0, "pattern", {"String": " "}), "pattern", "String"),
+    "behavior": (_pretokenizer_step(0, "behavior", "Removed"), "behavior", "Removed"),
+    "invert": (_pretokenizer_step(0, "invert", True), "invert", "true"),
+    "second-regex": (_pretokenizer_step(1, "use_regex", True), "use_regex", "second regex"),
+}
+
+
+@pytest.mark.parametrize("case", list(SPLIT_CASES))
+def test_unsupported_split_option_is_named(case):
+    mutate, key, shown = SPLIT_CASES[case]
+    document = hf_document(make_model(pretokenizer=resolve("whitespace")))
+    mutate(document)
+    with pytest.raises(FormatError) as info:
+        huggingface.loads(json.dumps(document), "tok.json")
+    assert info.value.where.startswith("pre_tokenizer.pretokenizers[")
+    assert info.value.where.endswith(key) and shown in info.value.problem, str(info.value)
+
+
+def test_roberta_tokenizer_json_is_refused_naming_post_processor():
+    path = SHARED_DATA / "models" / "hf" / "roberta-base.tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"shared data absent: {path} (set BYTEPAIR_SHARED_DATA)")
+    with pytest.raises(FormatError, match=r"\(post_processor\).*RobertaProcessing"):
+        load_model(path)
+
+
+# ---------------------------------------------------------------------------
+# Corrupt vocab.json + merges.txt
+
+
+def _gpt2_case(tmp_path, vocab, merges):
+    return write_gpt2_pair(tmp_path / "tok", vocab, merges)
+
+
+def test_gpt2_malformed_merge_line_names_line(tmp_path):
+    vocab, merges = gpt2_tables()
+    merges[3] = "Ġt h e"
+    directory = _gpt2_case(tmp_path, vocab, merges)
+    with pytest.raises(FormatError) as info:
+        gpt2.load(directory)
+    assert str(info.value).startswith(f"{directory / 'merges.txt'} (line 5): expected a merge")
+
+
+@pytest.mark.parametrize(
+    ("line", "merge", "problem"),
+    [
+        (10, "Ġxyz e", "token 'Ġxyz' is not in the vocabulary"),
+        (4, "x y", "merge result 'xy' ('x' + 'y') is not in the vocabulary"),
+        (10, "h e", "repeats merge 1"),
+    ],
+    ids=["unknown-token", "result-missing", "repeated"],
+)
+def test_gpt2_bad_merge_names_line(tmp_path, line, merge, problem):
+    vocab, merges = gpt2_tables()
+    merges[line - 2] = merge
+    directory = _gpt2_case(tmp_path, vocab, merges)
+    with pytest.raises(FormatError) as info:
+        load_model(directory)
+    assert info.value.path == str(directory / "merges.txt")
+    assert info.value.where == f"line {line}" and problem in info.value.problem, str(info.value)
+
+
+def test_gpt2_merge_of_unmade_token_names_line(tmp_path):
+    vocab, merges = gpt2_tables()
+    vocab["zz"] = len(vocab)
+    merges.append("zz a")
+    vocab["zza"] = len(vocab)
+    directory = _gpt2_case(tmp_path, vocab, merges)
+    with pytest.raises(FormatError, match=r"merges.txt \(line 11\): token 'zz' is neither"):
+        gpt2.load(directory)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "where", "problem"),
+    [
+        (lambda v: v.__setitem__("ĊĊĊ", v.pop("Ċ")), None, "single byte 0x0A"),
+        (lambda v: v.__setitem__("he", v["a"]), "key 'he'", "is given to both"),
+        (lambda v: v.__setitem__("<|pad|>", 300), None, "id 265 is missing (largest id 300)"),
+        (lambda v: v.__setitem__("he", -1), "key 'he'", "not a non-negative integer"),
+    ],
+    ids=["byte-missing", "duplicate-id", "ids-not-dense", "negative-id"],
+)
+def test_gpt2_bad_vocab_names_file_and_key(tmp_path, mutate, where, problem):
+    vocab, merges = gpt2_tables()
+    mutate(vocab)
+    directory = _gpt2_case(tmp_path, vocab, merges)
+    with pytest.raises(FormatError) as info:
+        gpt2.load(directory)
+    assert info.value.path == str(directory / "vocab.json")
+    assert info.value.where == where and problem in info.value.problem, str(info.value)
+
+
+def test_gpt2_invalid_vocab_json_names_line_and_column(tmp_path):
+    directory = _gpt2_case(tmp_path, *gpt2_tables())
+    (directory / "vocab.json").write_text('{"a": 0,\n "b": }', encoding="utf-8")
+    with pytest.raises(FormatError, match=r"vocab.json \(line 2, column 7\): invalid JSON"):
+        gpt2.load(directory)
+
+
+def test_gpt2_vocab_must_be_an_object(tmp_path):
+    directory = _gpt2_case(tmp_path, *gpt2_tables())
+    (directory / "vocab.json").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"vocab.json \(top level\): expected a JSON object"):
+        gpt2.load(directory)
+
+
+# ---------------------------------------------------------------------------
+# load_model: what it looks for
+
+
+def test_load_model_prefers_tokenizer_json(tmp_path):
+    gpt2.save(make_model(), tmp_path)
+    model = make_model(pretokenizer=resolve("none"))
+    huggingface.save(model, tmp_path / "tokenizer.json")
+    assert load_model(tmp_path) == model
+
+
+def test_load_model_reads_gpt2_pair(tmp_path):
+    model = make_model(specials_first=False)
+    gpt2.save(model, tmp_path)
+    assert load_model(tmp_path) == model
+
+
+def test_load_model_names_what_it_looked_for(tmp_path):
+    with pytest.raises(FormatError, match="looked for tokenizer.json, then for vocab.json"):
+        load_model(tmp_path)
+    (tmp_path / "vocab.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(FormatError, match="found vocab.json but not merges.txt"):
+        load_model(tmp_path)
+    with pytest.raises(FormatError, match="no such file or directory: expected a tokenizer.json"):
+        load_model(tmp_path / "absent")
+
+
+# ---------------------------------------------------------------------------
+# Real files
+
+
+def _gpt2_files(tmp_path) -> Path:
+    source = SHARED_DATA / "models" / "gpt2"
+    if not (source / "encoder.json").is_file() or not (source / "vocab.bpe").is_file():
+        pytest.skip(f"shared data absent: {source} (set BYTEPAIR_SHARED_DATA)")
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source / "encoder.json", tmp_path / "vocab.json")
+    shutil.copyfile(source / "vocab.bpe", tmp_path / "merges.txt")
+    return tmp_path
+
+
+def test_real_gpt2_files_load(tmp_path):
+    model = load_model(_gpt2_files(tmp_path))
+    assert len(model.tokens) == 50257 and len(model.merges) == 50000
+    assert model.special_tokens == {"<|endoftext|>": 50256}
+    assert model.tokens[262] == b" the" and model.tokens[198] == b"\n"
+    assert model.pretokenizer == resolve("gpt2")
+
+
+def test_real_gpt2_files_roundtrip_through_both_formats(tmp_path):
+    source = _gpt2_files(tmp_path / "in")
+    model = gpt2.load(source)
+    gpt2.save(model, tmp_path / "out")
+    assert (tmp_path / "out" / "merges.txt").read_bytes() == (source / "merges.txt").read_bytes()
+    assert json.loads((tmp_path / "out" / "vocab.json").read_text(encoding="utf-8")) == json.loads(
+        (source / "vocab.json").read_text(encoding="utf-8")
+    )
+    assert huggingface.loads(huggingface.dumps(model), "mem") == model
+
+
+# ---------------------------------------------------------------------------
+# The peer reads what we write (structure only; ids are compared with the core elsewhere)
+
+
+@pytest.mark.parametrize("kind", list(PRETOKENIZERS))
+def test_tokenizers_reads_our_tokenizer_json(tmp_path, kind):
+    tokenizers = pytest.importorskip("tokenizers")
+    model = make_model(pretokenizer=PRETOKENIZERS[kind])
+    path = tmp_path / "tokenizer.json"
+    huggingface.save(model, path)
+    peer = tokenizers.Tokenizer.from_file(str(path))
+    assert peer.get_vocab_size() == len(model.tokens)
+    assert peer.token_to_id("<|endoftext|>") == 0 and peer.token_to_id("<|pad|>") == 1
+    assert peer.token_to_id("Ġthe") == model.tokens.index(b" the")
+    assert peer.token_to_id("abc") == model.tokens.index(b"abc")
+    assert peer.token_to_id("Ã©") == model.tokens.index("é".encode())
+    assert peer.token_to_id("Ċ") == model.tokens.index(b"\n")
+
+
+def test_tokenizers_reads_real_gpt2_written_by_us(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    model = gpt2.load(_gpt2_files(tmp_path / "in"))
+    huggingface.save(model, tmp_path / "tokenizer.json")
+    peer = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert peer.get_vocab_size() == 50257
+    assert peer.token_to_id("<|endoftext|>") == 50256 and peer.token_to_id("Ġthe") == 262
