@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import (
-    TYPE_CHECKING,
-    AbstractSet,
-    Literal,
-    Optional,
-    Union,
-)
+from typing import TYPE_CHECKING, Literal, Optional, Union
 
 from . import _native
 from .errors import FormatError
