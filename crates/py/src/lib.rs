@@ -3,6 +3,7 @@
 //! classes, every core error and every panic turned into a Python exception.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
@@ -20,7 +21,35 @@ fn to_py(err: Error) -> PyErr {
     }
 }
 
-/// Runs `work` without the GIL; a panic becomes RuntimeError, never an abort.
+/// The thread pool of this process. A pool's threads do not survive `fork`
+/// (multiprocessing, DataLoader workers): a child that used the parent's pool
+/// would wait forever, so each process makes its own on first use.
+/// Its size follows RAYON_NUM_THREADS, else the number of cores.
+fn thread_pool() -> Arc<rayon::ThreadPool> {
+    static POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut slot = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    match slot.as_ref() {
+        Some((owner, pool)) if *owner == pid => pool.clone(),
+        _ => {
+            // A pool inherited through fork has no threads; never touch it again.
+            if let Some(inherited) = slot.take() {
+                std::mem::forget(inherited);
+            }
+            let pool = Arc::new(
+                rayon::ThreadPoolBuilder::new()
+                    .thread_name(|i| format!("bytepair-{i}"))
+                    .build()
+                    .expect("starting worker threads"),
+            );
+            *slot = Some((pid, pool.clone()));
+            pool
+        }
+    }
+}
+
+/// Runs `work` without the GIL on the calling thread (so Ctrl-C can still be
+/// checked from it); a panic becomes RuntimeError, never an abort.
 fn without_gil<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
     py.detach(|| catch_unwind(AssertUnwindSafe(work)))
         .map_err(|panic| {
@@ -32,6 +61,12 @@ fn without_gil<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Error> 
             PyRuntimeError::new_err(format!("internal error in bytepair's core (please report): {what}"))
         })?
         .map_err(to_py)
+}
+
+/// Like [`without_gil`], for parallel work: runs on this process's pool.
+fn in_parallel<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+    let pool = thread_pool();
+    without_gil(py, || pool.install(work))
 }
 
 fn pretokenizer(kind: &str, pattern: Option<&str>) -> Result<Pretokenizer, Error> {
@@ -135,7 +170,7 @@ impl CoreBPE {
                 }
             }
         }
-        without_gil(py, || self.inner.encode_batch(&refs, &allowed.selection()))
+        in_parallel(py, || self.inner.encode_batch(&refs, &allowed.selection()))
     }
 
     /// The pieces the pre-tokenizer cuts `text` into (specials not cut out).
@@ -214,7 +249,7 @@ impl PretokenCounter {
     fn add_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let (counts, pretokenizer, special) = (&mut self.counts, &self.pretokenizer, &self.special);
-        without_gil(py, || counts.add_texts(&refs, pretokenizer, special))
+        in_parallel(py, || counts.add_texts(&refs, pretokenizer, special))
     }
 
     fn __len__(&self) -> usize {

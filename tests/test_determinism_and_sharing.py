@@ -1,0 +1,97 @@
+"""Same merges whatever the thread count and corpus order; a Tokenizer can be
+shared by threads, pickled, deep-copied, and used in forked children."""
+
+from __future__ import annotations
+
+import copy
+import json
+import multiprocessing
+import os
+import pickle
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import corpora
+
+import bytepair
+
+TEXT = "It was the best of times, it was the worst of times; 日本 ünïcödé. " * 50
+
+
+@given(corpora, st.randoms(use_true_random=False))
+def test_same_merges_whatever_the_corpus_order(texts, rng):
+    shuffled = list(texts)
+    rng.shuffle(shuffled)
+    a = bytepair.train(texts, 300, progress=False)
+    b = bytepair.train(shuffled, 300, progress=False)
+    assert a.merges == b.merges
+    assert a.training.merge_counts == b.training.merge_counts
+
+
+TRAIN_SCRIPT = """
+import json, sys, bytepair
+docs = [sys.argv[1][i:i + 997] for i in range(0, len(sys.argv[1]), 997)]
+tok = bytepair.train(docs * 3, 400, progress=False)
+print(json.dumps([[l.hex(), r.hex()] for l, r in tok.merges]))
+"""
+
+
+def test_same_merges_whatever_the_thread_count():
+    results = []
+    for threads in ("1", "2", "4"):
+        env = dict(os.environ, RAYON_NUM_THREADS=threads)
+        out = subprocess.run(
+            [sys.executable, "-c", TRAIN_SCRIPT, TEXT],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        results.append(json.loads(out.stdout))
+    assert results[0] == results[1] == results[2]
+
+
+def test_tokenizer_is_shared_by_threads():
+    tok = bytepair.train([TEXT], 400, progress=False)
+    texts = [TEXT[i:] for i in range(0, 2000, 37)]
+    expected = [tok.encode_ordinary(t) for t in texts]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(tok.encode_ordinary, texts))
+        batches = list(pool.map(lambda _: tok.encode_ordinary_batch(texts), range(8)))
+    assert got == expected
+    assert all(b == expected for b in batches)
+
+
+def test_pickle_and_deepcopy_keep_the_tokenizer():
+    tok = bytepair.train([TEXT], 400, special_tokens=["<s>"], progress=False)
+    for clone in (pickle.loads(pickle.dumps(tok)), copy.deepcopy(tok), copy.copy(tok)):
+        assert clone.merges == tok.merges
+        assert clone.special_tokens == tok.special_tokens
+        assert clone.encode(TEXT + "<s>", allowed_special="all") == tok.encode(
+            TEXT + "<s>", allowed_special="all"
+        )
+
+
+def _encode_in_child(tok, texts, queue):
+    queue.put(tok.encode_ordinary_batch(texts))
+
+
+def test_forked_child_can_encode_batches():
+    tok = bytepair.train([TEXT], 400, progress=False)
+    texts = [TEXT] * 16
+    expected = tok.encode_ordinary_batch(texts)  # starts the parent's thread pool
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_encode_in_child, args=(tok, texts, queue), daemon=True)
+    child.start()
+    try:
+        result = queue.get(timeout=60)  # a child stuck on the parent's thread pool never answers
+    finally:
+        child.join(timeout=10)
+        if child.is_alive():
+            child.kill()
+    assert result == expected
+    assert child.exitcode == 0

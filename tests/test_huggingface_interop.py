@@ -1,0 +1,59 @@
+"""A tokenizer.json written by bytepair loads in HF `tokenizers` and gives
+bytepair's ids; bytepair reads it back unchanged."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import bytepair
+
+tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers is a test dependency")
+
+PRETOKENIZERS = ["gpt2", "whitespace", "none", re.compile(r"\w+|[^\w\s]+|\s+")]
+
+
+def corpus_texts(shared_data):
+    small = shared_data / "corpus" / "small"
+    texts = {}
+    for name in [
+        "botchan.txt",
+        "taylorswift.txt",
+        "tinyshakespeare.txt",
+        "wagahaiwa_nekodearu.txt",
+    ]:
+        text = (small / name).read_text(encoding="utf-8")
+        texts[name] = text[:60000]
+    return texts
+
+
+@pytest.mark.parametrize("pretokenizer", PRETOKENIZERS, ids=str)
+def test_hf_loads_our_file_and_gives_our_ids(tmp_path, shared_data, pretokenizer):
+    texts = corpus_texts(shared_data)
+    specials = ["<|endoftext|>", "<pad>"]
+    train_texts = [t[:30000] for t in texts.values()]
+    tok = bytepair.train(
+        train_texts, 1500, special_tokens=specials, pretokenizer=pretokenizer, progress=False
+    )
+    path = tmp_path / "tokenizer.json"
+    tok.save(path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    assert hf.get_vocab_size() == tok.n_vocab
+    for name, text in texts.items():
+        ours = tok.encode_ordinary(text)
+        theirs = hf.encode(text, add_special_tokens=False).ids
+        assert ours == theirs, name
+        assert hf.decode(theirs) == text
+    with_specials = "hello<|endoftext|>world <pad> and more"
+    assert tok.encode(with_specials, allowed_special="all") == hf.encode(with_specials).ids
+
+    reloaded = bytepair.load(path)
+    assert reloaded.model == tok.model
+
+
+def test_gpt2_layout_round_trips(tmp_path):
+    tok = bytepair.train(["some text to merge, some more text"] * 5, 300, progress=False)
+    tok.save(tmp_path / "gpt2", format="gpt2")
+    assert sorted(p.name for p in (tmp_path / "gpt2").iterdir()) == ["merges.txt", "vocab.json"]
+    assert bytepair.load(tmp_path / "gpt2").model == tok.model
