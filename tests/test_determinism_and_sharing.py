@@ -14,9 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import corpora
 
 import bytepair
+from strategies import corpora
 
 TEXT = "It was the best of times, it was the worst of times; 日本 ünïcödé. " * 50
 

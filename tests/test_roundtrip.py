@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import PRETOKENIZERS, any_text
 
 import bytepair
 from bytepair.reference import bpe as reference
+from strategies import PRETOKENIZERS, any_text
 
 SAMPLE = (
     "The quick brown fox jumps over the lazy dog. mañana, naïve café — 日本語のテキスト. "
