@@ -48,7 +48,7 @@ END_MARKER = "<!-- bench:end -->"
 REPO = Path(__file__).resolve().parents[1]
 
 DEFAULTS = dict(
-    train_mb=10.0, vocab_size=8192, encode_mb=5.0, rounds=5, ref_kb=20.0, ref_vocab_size=306
+    train_mb=10.0, vocab_size=8192, encode_mb=5.0, rounds=5, ref_kb=20.0, ref_vocab_size=756
 )
 QUICK = dict(train_mb=1.0, vocab_size=512, encode_mb=0.5, rounds=1, ref_kb=20.0, ref_vocab_size=306)
 
@@ -778,7 +778,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="KB of large_en for the core-vs-reference training check (default 20)",
     )
     p.add_argument(
-        "--ref-vocab-size", type=int, help="vocabulary size for that check (default 256+50)"
+        "--ref-vocab-size", type=int, help="vocabulary size for that check (default 756: 500 merges)"
     )
     p.add_argument(
         "--quick",

@@ -60,7 +60,10 @@ impl PretokenCounts {
         // Special tokens could straddle a chunk boundary, so chunking only
         // happens when there are none to cut out.
         let chunks: Vec<&str> = if special.is_empty() {
-            texts.iter().flat_map(|t| pretokenizer.safe_chunks(t, CHUNK_BYTES)).collect()
+            texts
+                .iter()
+                .flat_map(|t| pretokenizer.safe_chunks(t, CHUNK_BYTES))
+                .collect()
         } else {
             texts.to_vec()
         };

@@ -8,7 +8,13 @@ pub fn decode_bytes(vocab: &Vocab, ids: &[u32]) -> Result<Vec<u8>> {
     for (position, &id) in ids.iter().enumerate() {
         match vocab.token(id) {
             Some(bytes) => out.extend_from_slice(bytes),
-            None => return Err(Error::UnknownId { id, position, size: vocab.len() }),
+            None => {
+                return Err(Error::UnknownId {
+                    id,
+                    position,
+                    size: vocab.len(),
+                })
+            }
         }
     }
     Ok(out)

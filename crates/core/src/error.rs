@@ -18,7 +18,11 @@ pub enum Error {
     InvalidVocabulary(String),
 
     #[error("token id {id} at position {position} is not in the vocabulary (ids are 0..{size})")]
-    UnknownId { id: u32, position: usize, size: usize },
+    UnknownId {
+        id: u32,
+        position: usize,
+        size: usize,
+    },
 
     #[error("invalid special tokens: {0}")]
     InvalidSpecialTokens(String),

@@ -34,7 +34,10 @@ fn compile(pattern: &str) -> Result<Regex> {
         // Inputs are whole documents: the default backtrack limit is far too low.
         .backtrack_limit(usize::MAX)
         .build()
-        .map_err(|e| Error::InvalidPattern { pattern: pattern.to_owned(), message: e.to_string() })
+        .map_err(|e| Error::InvalidPattern {
+            pattern: pattern.to_owned(),
+            message: e.to_string(),
+        })
 }
 
 impl Pretokenizer {
@@ -45,7 +48,10 @@ impl Pretokenizer {
             "gpt2" => (Kind::Gpt2, Some(GPT2_PATTERN)),
             _ => return Err(Error::UnknownPretokenizer(name.to_owned())),
         };
-        Ok(Self { kind, regex: pattern.map(compile).transpose()? })
+        Ok(Self {
+            kind,
+            regex: pattern.map(compile).transpose()?,
+        })
     }
 
     pub fn from_pattern(pattern: &str) -> Result<Self> {
@@ -55,7 +61,10 @@ impl Pretokenizer {
                 message: "the pattern is empty".into(),
             });
         }
-        Ok(Self { kind: Kind::Regex, regex: Some(compile(pattern)?) })
+        Ok(Self {
+            kind: Kind::Regex,
+            regex: Some(compile(pattern)?),
+        })
     }
 
     pub fn kind(&self) -> Kind {
@@ -175,8 +184,7 @@ mod tests {
             for target in [1, 7, 64, 1000] {
                 let chunks = p.safe_chunks(&text, target);
                 assert_eq!(chunks.concat(), text);
-                let joined: Vec<&str> =
-                    chunks.iter().flat_map(|c| p.pieces(c).unwrap()).collect();
+                let joined: Vec<&str> = chunks.iter().flat_map(|c| p.pieces(c).unwrap()).collect();
                 assert_eq!(joined, whole, "{name} target {target}");
             }
         }
@@ -184,6 +192,9 @@ mod tests {
 
     #[test]
     fn bad_pattern_is_an_error() {
-        assert!(matches!(Pretokenizer::from_pattern("(("), Err(Error::InvalidPattern { .. })));
+        assert!(matches!(
+            Pretokenizer::from_pattern("(("),
+            Err(Error::InvalidPattern { .. })
+        ));
     }
 }

@@ -46,7 +46,9 @@ impl SpecialTokens {
         let mut seen = std::collections::HashSet::new();
         for (text, id) in &tokens {
             if text.is_empty() {
-                return Err(Error::InvalidSpecialTokens(format!("special token id {id} is empty")));
+                return Err(Error::InvalidSpecialTokens(format!(
+                    "special token id {id} is empty"
+                )));
             }
             if !seen.insert(text.as_str()) {
                 return Err(Error::InvalidSpecialTokens(format!(
@@ -67,7 +69,9 @@ impl SpecialTokens {
     }
 
     fn subset(&self, selection: &Selection) -> Result<Option<(AhoCorasick, Vec<u32>)>> {
-        let Selection::Some(indices) = selection else { return Ok(None) };
+        let Selection::Some(indices) = selection else {
+            return Ok(None);
+        };
         let mut ids = Vec::with_capacity(indices.len());
         let mut texts = Vec::with_capacity(indices.len());
         for &i in *indices {
@@ -131,10 +135,7 @@ impl SpecialTokens {
     }
 }
 
-fn emit_text<'t>(
-    text: &'t str,
-    segment: &mut impl FnMut(Segment<'t>) -> Result<()>,
-) -> Result<()> {
+fn emit_text<'t>(text: &'t str, segment: &mut impl FnMut(Segment<'t>) -> Result<()>) -> Result<()> {
     if text.is_empty() {
         Ok(())
     } else {
@@ -147,7 +148,12 @@ mod tests {
     use super::*;
 
     fn specials() -> SpecialTokens {
-        SpecialTokens::new(vec![("<a>".into(), 0), ("<a><b>".into(), 1), ("b>".into(), 2)]).unwrap()
+        SpecialTokens::new(vec![
+            ("<a>".into(), 0),
+            ("<a><b>".into(), 1),
+            ("b>".into(), 2),
+        ])
+        .unwrap()
     }
 
     #[test]
@@ -161,8 +167,14 @@ mod tests {
             .unwrap();
         assert_eq!(
             out,
-            ["Text(\"x\")", "Special(1)", "Text(\"y\")", "Special(0)", "Special(2)"]
-                .map(String::from)
+            [
+                "Text(\"x\")",
+                "Special(1)",
+                "Text(\"y\")",
+                "Special(0)",
+                "Special(2)"
+            ]
+            .map(String::from)
         );
     }
 
@@ -175,7 +187,10 @@ mod tests {
     #[test]
     fn find_reports_the_first_selected_occurrence() {
         let s = specials();
-        assert_eq!(s.find("zz b> <a>", Selection::Some(&[0])).unwrap(), Some((6, "<a>")));
+        assert_eq!(
+            s.find("zz b> <a>", Selection::Some(&[0])).unwrap(),
+            Some((6, "<a>"))
+        );
         assert_eq!(s.find("zz", Selection::All).unwrap(), None);
     }
 }

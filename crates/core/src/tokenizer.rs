@@ -17,7 +17,10 @@ pub struct Tokenizer {
 
 impl Tokenizer {
     pub fn new(vocab: Vocab, pretokenizer: Pretokenizer) -> Self {
-        Self { vocab, pretokenizer }
+        Self {
+            vocab,
+            pretokenizer,
+        }
     }
 
     pub fn vocab(&self) -> &Vocab {
@@ -30,8 +33,15 @@ impl Tokenizer {
 
     // ---- Encoding ----
 
-    fn encode_text<'t>(&self, text: &'t str, cache: &mut PieceCache<'t>, out: &mut Vec<u32>) -> Result<()> {
-        self.pretokenizer.for_each_piece(text, |piece| cache.encode(&self.vocab, piece.as_bytes(), out))
+    fn encode_text<'t>(
+        &self,
+        text: &'t str,
+        cache: &mut PieceCache<'t>,
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
+        self.pretokenizer.for_each_piece(text, |piece| {
+            cache.encode(&self.vocab, piece.as_bytes(), out)
+        })
     }
 
     /// Encodes `text` as plain text: special-token text gets no special id.
@@ -43,7 +53,11 @@ impl Tokenizer {
 
     /// The first occurrence (byte position, text) of a special token that is
     /// not allowed; callers raise it as an error (tiktoken's contract).
-    pub fn find_disallowed<'s>(&'s self, text: &str, disallowed: Selection) -> Result<Option<(usize, &'s str)>> {
+    pub fn find_disallowed<'s>(
+        &'s self,
+        text: &str,
+        disallowed: Selection,
+    ) -> Result<Option<(usize, &'s str)>> {
         self.vocab.special().find(text, disallowed)
     }
 
@@ -51,13 +65,15 @@ impl Tokenizer {
     pub fn encode_with_special(&self, text: &str, allowed: Selection) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3);
         let mut cache = PieceCache::default();
-        self.vocab.special().split(text, allowed, |segment| match segment {
-            Segment::Special(id) => {
-                out.push(id);
-                Ok(())
-            }
-            Segment::Text(t) => self.encode_text(t, &mut cache, &mut out),
-        })?;
+        self.vocab
+            .special()
+            .split(text, allowed, |segment| match segment {
+                Segment::Special(id) => {
+                    out.push(id);
+                    Ok(())
+                }
+                Segment::Text(t) => self.encode_text(t, &mut cache, &mut out),
+            })?;
         Ok(out)
     }
 

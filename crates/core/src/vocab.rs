@@ -45,7 +45,9 @@ impl Vocab {
         let mut is_special = vec![false; n];
         for (text, id) in &special {
             let Some(bytes) = tokens.get(*id as usize) else {
-                return bad(format!("special token {text:?} has id {id}, beyond the {n} tokens"));
+                return bad(format!(
+                    "special token {text:?} has id {id}, beyond the {n} tokens"
+                ));
             };
             if bytes != text.as_bytes() {
                 return bad(format!(
@@ -88,20 +90,31 @@ impl Vocab {
         for (rank, &(left, right)) in merges.iter().enumerate() {
             for part in [left, right] {
                 if part as usize >= n {
-                    return bad(format!("merge rank {rank} names id {part}, beyond the {n} tokens"));
+                    return bad(format!(
+                        "merge rank {rank} names id {part}, beyond the {n} tokens"
+                    ));
                 }
                 if is_special[part as usize] {
-                    return bad(format!("merge rank {rank} names the special token id {part}"));
+                    return bad(format!(
+                        "merge rank {rank} names the special token id {part}"
+                    ));
                 }
             }
-            let joined = [tokens[left as usize].as_slice(), tokens[right as usize].as_slice()].concat();
+            let joined = [
+                tokens[left as usize].as_slice(),
+                tokens[right as usize].as_slice(),
+            ]
+            .concat();
             let Some(&result) = ids_by_bytes.get(joined.as_slice()) else {
                 return bad(format!(
                     "merge rank {rank} ({left} + {right}) makes {:?}, which is not a token",
                     String::from_utf8_lossy(&joined)
                 ));
             };
-            let rule = MergeRule { rank: rank as u32, result };
+            let rule = MergeRule {
+                rank: rank as u32,
+                result,
+            };
             if let Some(earlier) = merge_rules.insert(pair_key(left, right), rule) {
                 return bad(format!(
                     "merge rank {rank} ({left} + {right}) repeats merge rank {}",
@@ -110,7 +123,14 @@ impl Vocab {
             }
         }
         drop(ids_by_bytes);
-        Ok(Self { tokens, byte_ids, merges, merge_rules, special, is_special })
+        Ok(Self {
+            tokens,
+            byte_ids,
+            merges,
+            merge_rules,
+            special,
+            is_special,
+        })
     }
 
     pub fn len(&self) -> usize {

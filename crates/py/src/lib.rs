@@ -50,7 +50,10 @@ fn thread_pool() -> Arc<rayon::ThreadPool> {
 
 /// Runs `work` without the GIL on the calling thread (so Ctrl-C can still be
 /// checked from it); a panic becomes RuntimeError, never an abort.
-fn without_gil<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+fn without_gil<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> Result<T, Error> + Send,
+) -> PyResult<T> {
     py.detach(|| catch_unwind(AssertUnwindSafe(work)))
         .map_err(|panic| {
             let what = panic
@@ -58,13 +61,18 @@ fn without_gil<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Error> 
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            PyRuntimeError::new_err(format!("internal error in bytepair's core (please report): {what}"))
+            PyRuntimeError::new_err(format!(
+                "internal error in bytepair's core (please report): {what}"
+            ))
         })?
         .map_err(to_py)
 }
 
 /// Like [`without_gil`], for parallel work: runs on this process's pool.
-fn in_parallel<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+fn in_parallel<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> Result<T, Error> + Send,
+) -> PyResult<T> {
     let pool = thread_pool();
     without_gil(py, || pool.install(work))
 }
@@ -122,7 +130,9 @@ impl CoreBPE {
     ) -> PyResult<Self> {
         let pretokenizer = self::pretokenizer(pretokenizer, pattern).map_err(to_py)?;
         let vocab = without_gil(py, || Vocab::new(tokens, merges, special_tokens))?;
-        Ok(Self { inner: bytepair_core::Tokenizer::new(vocab, pretokenizer) })
+        Ok(Self {
+            inner: bytepair_core::Tokenizer::new(vocab, pretokenizer),
+        })
     }
 
     // ---- Encoding ----
@@ -141,11 +151,17 @@ impl CoreBPE {
         disallowed: Vec<usize>,
     ) -> PyResult<Vec<u32>> {
         let total = self.inner.vocab().special().tokens().len();
-        let (allowed, disallowed) = (Chosen::from(allowed, total), Chosen::from(disallowed, total));
+        let (allowed, disallowed) = (
+            Chosen::from(allowed, total),
+            Chosen::from(disallowed, total),
+        );
         let found = without_gil(py, || {
             match self.inner.find_disallowed(text, disallowed.selection())? {
                 Some((position, token)) => Ok(Err((position, token.to_owned()))),
-                None => self.inner.encode_with_special(text, allowed.selection()).map(Ok),
+                None => self
+                    .inner
+                    .encode_with_special(text, allowed.selection())
+                    .map(Ok),
             }
         })?;
         found.map_err(|(position, token)| disallowed_error(py, "", text, position, &token))
@@ -159,14 +175,25 @@ impl CoreBPE {
         disallowed: Vec<usize>,
     ) -> PyResult<Vec<Vec<u32>>> {
         let total = self.inner.vocab().special().tokens().len();
-        let (allowed, disallowed) = (Chosen::from(allowed, total), Chosen::from(disallowed, total));
+        let (allowed, disallowed) = (
+            Chosen::from(allowed, total),
+            Chosen::from(disallowed, total),
+        );
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         if !matches!(disallowed, Chosen::Nothing) {
             for (i, text) in refs.iter().enumerate() {
-                if let Some((position, token)) =
-                    self.inner.find_disallowed(text, disallowed.selection()).map_err(to_py)?
+                if let Some((position, token)) = self
+                    .inner
+                    .find_disallowed(text, disallowed.selection())
+                    .map_err(to_py)?
                 {
-                    return Err(disallowed_error(py, &format!("text {i} of the batch: "), text, position, token));
+                    return Err(disallowed_error(
+                        py,
+                        &format!("text {i} of the batch: "),
+                        text,
+                        position,
+                        token,
+                    ));
                 }
             }
         }
@@ -176,7 +203,10 @@ impl CoreBPE {
     /// The pieces the pre-tokenizer cuts `text` into (specials not cut out).
     fn pretokenize(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
         without_gil(py, || {
-            self.inner.pretokenizer().pieces(text).map(|p| p.into_iter().map(str::to_owned).collect())
+            self.inner
+                .pretokenizer()
+                .pieces(text)
+                .map(|p| p.into_iter().map(str::to_owned).collect())
         })
     }
 
@@ -191,7 +221,11 @@ impl CoreBPE {
         let vocab = self.inner.vocab();
         match vocab.token(id) {
             Some(bytes) => Ok(PyBytes::new(py, bytes)),
-            None => Err(to_py(Error::UnknownId { id, position: 0, size: vocab.len() })),
+            None => Err(to_py(Error::UnknownId {
+                id,
+                position: 0,
+                size: vocab.len(),
+            })),
         }
     }
 
@@ -204,7 +238,13 @@ impl CoreBPE {
 
 /// tiktoken's error for special-token text the call did not allow, raised
 /// as `bytepair.DisallowedSpecialError` (a ValueError).
-fn disallowed_error(py: Python<'_>, prefix: &str, text: &str, position: usize, token: &str) -> PyErr {
+fn disallowed_error(
+    py: Python<'_>,
+    prefix: &str,
+    text: &str,
+    position: usize,
+    token: &str,
+) -> PyErr {
     let char_position = text[..position].chars().count();
     let message = format!(
         "{prefix}Encountered text corresponding to disallowed special token {token:?} at character {char_position}.\n\
@@ -214,7 +254,9 @@ fn disallowed_error(py: Python<'_>, prefix: &str, text: &str, position: usize, t
          by passing `disallowed_special=(enc.special_tokens_set - {{{token:?}}})`.\n\
          To disable this check for all special tokens, pass `disallowed_special=()`."
     );
-    let class = py.import("bytepair.errors").and_then(|m| m.getattr("DisallowedSpecialError"));
+    let class = py
+        .import("bytepair.errors")
+        .and_then(|m| m.getattr("DisallowedSpecialError"));
     match class.and_then(|c| c.call1((message.clone(),))) {
         Ok(instance) => PyErr::from_value(instance),
         Err(_) => PyValueError::new_err(message),
@@ -233,9 +275,17 @@ struct PretokenCounter {
 impl PretokenCounter {
     #[new]
     #[pyo3(signature = (special_tokens, pretokenizer, pattern=None))]
-    fn new(special_tokens: Vec<String>, pretokenizer: &str, pattern: Option<&str>) -> PyResult<Self> {
+    fn new(
+        special_tokens: Vec<String>,
+        pretokenizer: &str,
+        pattern: Option<&str>,
+    ) -> PyResult<Self> {
         let special = SpecialTokens::new(
-            special_tokens.into_iter().enumerate().map(|(i, t)| (t, i as u32)).collect(),
+            special_tokens
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| (t, i as u32))
+                .collect(),
         )
         .map_err(to_py)?;
         Ok(Self {
@@ -258,7 +308,10 @@ impl PretokenCounter {
 
     /// The counts as a list of (pre-token bytes, count).
     fn items<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyBytes>, u64)> {
-        self.counts.iter().map(|(k, v)| (PyBytes::new(py, k), v)).collect()
+        self.counts
+            .iter()
+            .map(|(k, v)| (PyBytes::new(py, k), v))
+            .collect()
     }
 }
 
@@ -276,8 +329,16 @@ fn train_bpe(
     min_frequency: u64,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Vec<Vec<u8>>, Vec<(u32, u32)>, Vec<u64>, &'static str)> {
-    let config = TrainConfig { vocab_size, special_tokens, min_frequency };
-    let pretokens: Vec<(Vec<u8>, u64)> = counter.counts.iter().map(|(k, v)| (k.to_vec(), v)).collect();
+    let config = TrainConfig {
+        vocab_size,
+        special_tokens,
+        min_frequency,
+    };
+    let pretokens: Vec<(Vec<u8>, u64)> = counter
+        .counts
+        .iter()
+        .map(|(k, v)| (k.to_vec(), v))
+        .collect();
     let mut last_report = Instant::now();
     let mut callback_error: Option<PyErr> = None;
     let mut report = |merges_done: usize, vocab_len: usize| -> bool {
@@ -307,7 +368,12 @@ fn train_bpe(
     if let Some(callback) = &progress {
         callback.call1(py, (trained.merges.len(), trained.tokens.len()))?;
     }
-    Ok((trained.tokens, trained.merges, trained.counts, trained.stop.as_str()))
+    Ok((
+        trained.tokens,
+        trained.merges,
+        trained.counts,
+        trained.stop.as_str(),
+    ))
 }
 
 #[pymodule]
@@ -316,6 +382,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PretokenCounter>()?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add("GPT2_PATTERN", bytepair_core::pretokenize::GPT2_PATTERN)?;
-    m.add("WHITESPACE_PATTERN", bytepair_core::pretokenize::WHITESPACE_PATTERN)?;
+    m.add(
+        "WHITESPACE_PATTERN",
+        bytepair_core::pretokenize::WHITESPACE_PATTERN,
+    )?;
     Ok(())
 }

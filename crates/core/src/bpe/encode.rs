@@ -78,7 +78,9 @@ fn encode_by_heap(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
         }
         let r = next[l] as usize;
         // Stale entry: the pair at this place changed since it was pushed.
-        let Some(rule) = vocab.merge_rule(ids[l], ids[r]) else { continue };
+        let Some(rule) = vocab.merge_rule(ids[l], ids[r]) else {
+            continue;
+        };
         if rule.rank != rank {
             continue;
         }
@@ -144,7 +146,9 @@ mod tests {
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         let mut pairs = Vec::new();
         for (l, r) in merges {
-            let id = |t: &[u8], tokens: &Vec<Vec<u8>>| tokens.iter().position(|x| x == t).unwrap() as u32;
+            let id = |t: &[u8], tokens: &Vec<Vec<u8>>| {
+                tokens.iter().position(|x| x == t).unwrap() as u32
+            };
             let joined = [*l, *r].concat();
             if !tokens.contains(&joined) {
                 tokens.push(joined);
@@ -171,8 +175,16 @@ mod tests {
 
     #[test]
     fn scan_and_heap_agree_on_long_pieces() {
-        let v = vocab_with(&[(b"a", b"b"), (b"b", b"a"), (b"ab", b"a"), (b"a", b"ba"), (b"aba", b"b")]);
-        let text: Vec<u8> = (0..300).map(|i| if (i * 7 + i / 3) % 3 == 0 { b'a' } else { b'b' }).collect();
+        let v = vocab_with(&[
+            (b"a", b"b"),
+            (b"b", b"a"),
+            (b"ab", b"a"),
+            (b"a", b"ba"),
+            (b"aba", b"b"),
+        ]);
+        let text: Vec<u8> = (0..300)
+            .map(|i| if (i * 7 + i / 3) % 3 == 0 { b'a' } else { b'b' })
+            .collect();
         let (scan, heap) = both(&v, &text);
         assert_eq!(scan, heap);
     }

@@ -133,7 +133,10 @@ impl Trainer {
                 return Some((top.pair, current));
             }
             if current > 0 && current < top.count {
-                self.heap.push(Candidate { count: current, ..top });
+                self.heap.push(Candidate {
+                    count: current,
+                    ..top
+                });
             }
             // current > top.count: a newer entry carries it already.
         }
@@ -242,17 +245,30 @@ pub fn train(
         )));
     }
     if config.min_frequency == 0 {
-        return Err(Error::InvalidTraining("min_frequency must be at least 1".into()));
+        return Err(Error::InvalidTraining(
+            "min_frequency must be at least 1".into(),
+        ));
     }
     crate::special::SpecialTokens::new(
-        config.special_tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect(),
+        config
+            .special_tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i as u32))
+            .collect(),
     )?;
 
-    let mut tokens: Vec<Rc<[u8]>> =
-        config.special_tokens.iter().map(|t| Rc::from(t.as_bytes())).collect();
+    let mut tokens: Vec<Rc<[u8]>> = config
+        .special_tokens
+        .iter()
+        .map(|t| Rc::from(t.as_bytes()))
+        .collect();
     tokens.extend((0..=255u8).map(|b| Rc::from(&[b][..])));
-    let ids_by_bytes =
-        tokens[n_special..].iter().enumerate().map(|(i, t)| (t.clone(), (i + n_special) as u32)).collect();
+    let ids_by_bytes = tokens[n_special..]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), (i + n_special) as u32))
+        .collect();
     let byte_id = |b: u8| (n_special + b as usize) as u32;
 
     let mut words = Vec::new();
@@ -274,10 +290,19 @@ pub fn train(
         }
         words.push(Word { symbols, count });
     }
-    let mut trainer =
-        Trainer { tokens, ids_by_bytes, words, pair_counts, pair_words, heap: BinaryHeap::new() };
-    let initial: Vec<Candidate> =
-        trainer.pair_counts.iter().map(|(&pair, &count)| trainer.candidate(pair, count)).collect();
+    let mut trainer = Trainer {
+        tokens,
+        ids_by_bytes,
+        words,
+        pair_counts,
+        pair_words,
+        heap: BinaryHeap::new(),
+    };
+    let initial: Vec<Candidate> = trainer
+        .pair_counts
+        .iter()
+        .map(|(&pair, &count)| trainer.candidate(pair, count))
+        .collect();
     trainer.heap = BinaryHeap::from(initial);
 
     let mut merges = Vec::new();
@@ -286,12 +311,18 @@ pub fn train(
         if trainer.tokens.len() >= config.vocab_size {
             break StopReason::VocabSize;
         }
-        let Some((pair, count)) = trainer.pop_best() else { break StopReason::NoPairs };
+        let Some((pair, count)) = trainer.pop_best() else {
+            break StopReason::NoPairs;
+        };
         if count < config.min_frequency {
             break StopReason::MinFrequency;
         }
         let (left, right) = unpack(pair);
-        let bytes = [&trainer.tokens[left as usize][..], &trainer.tokens[right as usize][..]].concat();
+        let bytes = [
+            &trainer.tokens[left as usize][..],
+            &trainer.tokens[right as usize][..],
+        ]
+        .concat();
         let merged = trainer.token_id(bytes);
         trainer.apply(pair, merged);
         merges.push((left, right));
@@ -306,4 +337,77 @@ pub fn train(
         counts,
         stop,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(pretokens: &[(&str, u64)], vocab_size: usize) -> Trained {
+        let config = TrainConfig {
+            vocab_size,
+            special_tokens: vec![],
+            min_frequency: 1,
+        };
+        let input = pretokens.iter().map(|(t, c)| (t.as_bytes().to_vec(), *c));
+        train(input, &config, &mut |_: usize, _: usize| true).unwrap()
+    }
+
+    fn merged_bytes(t: &Trained) -> Vec<(String, u64)> {
+        t.merges
+            .iter()
+            .zip(&t.counts)
+            .map(|(&(l, r), &c)| {
+                let joined = [&t.tokens[l as usize][..], &t.tokens[r as usize][..]].concat();
+                (String::from_utf8(joined).unwrap(), c)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn golden_example_of_the_spec() {
+        let t = run(&[("low_", 5), ("lower_", 2), ("lowest_", 3)], 262);
+        let expected = [
+            ("lo", 10),
+            ("low", 10),
+            ("low_", 5),
+            ("lowe", 5),
+            ("lowes", 3),
+            ("lowest", 3),
+        ];
+        let expected: Vec<(String, u64)> =
+            expected.iter().map(|(s, c)| (s.to_string(), *c)).collect();
+        assert_eq!(merged_bytes(&t), expected);
+        assert_eq!(t.stop, StopReason::VocabSize);
+    }
+
+    #[test]
+    fn overlapping_run_counts_every_pair_but_merges_left_to_right() {
+        // "aaa" holds (a,a) twice; after the merge it is "aa a".
+        let t = run(&[("aaa", 1)], 258);
+        assert_eq!(merged_bytes(&t), vec![("aa".into(), 2), ("aaa".into(), 1)]);
+    }
+
+    #[test]
+    fn input_order_does_not_matter() {
+        let words = [("abab", 3), ("baba", 3), ("ab", 2), ("ba", 2), ("cab", 5)];
+        let mut reversed = words;
+        reversed.reverse();
+        assert_eq!(run(&words, 270).merges, run(&reversed, 270).merges);
+    }
+
+    #[test]
+    fn too_small_vocab_is_an_error() {
+        let config = TrainConfig {
+            vocab_size: 256,
+            special_tokens: vec!["<s>".into()],
+            min_frequency: 1,
+        };
+        let err = train(std::iter::empty(), &config, &mut |_: usize, _: usize| true).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("256 bytes + 1 special tokens = 257"),
+            "{err}"
+        );
+    }
 }
