@@ -12,15 +12,19 @@ from .pretokenizers import Pretokenizer
 class BPEModel:
     """Everything that defines a byte-level BPE tokenizer.
 
-    tokens: ``tokens[i]`` is the bytes of id ``i`` (ids are dense, 0..n-1).
+    tokens: ``tokens[i]`` is the bytes of id ``i``, or None when no token has
+        that id (tiktoken vocabularies leave gaps below their special tokens).
         A special token's entry is its UTF-8 text.
     merges: pairs of token ids in rank order (rank 0 merges first); the result
-        of a merge is the token whose bytes are the concatenation.
+        of a merge is the token whose bytes are the concatenation. None means
+        tiktoken's rule: any adjacent pair whose concatenated bytes are a token
+        merges, lowest token id first, and a piece that is itself a token
+        encodes to it directly.
     special_tokens: special text -> id (ids point into ``tokens``).
     pretokenizer: how text is cut before merging.
     """
 
-    tokens: tuple[bytes, ...]
-    merges: tuple[tuple[int, int], ...]
+    tokens: tuple[Optional[bytes], ...]
+    merges: Optional[tuple[tuple[int, int], ...]]
     special_tokens: Mapping[str, int]
     pretokenizer: Pretokenizer

@@ -53,7 +53,7 @@ class Tokenizer:
         pretokenizer = model.pretokenizer
         self._core = _native.CoreBPE(
             list(model.tokens),
-            list(model.merges),
+            None if model.merges is None else list(model.merges),
             list(model.special_tokens.items()),
             pretokenizer.kind,
             pretokenizer.pattern if pretokenizer.kind == "regex" else None,
@@ -176,12 +176,22 @@ class Tokenizer:
 
     @property
     def merges(self) -> list[tuple[bytes, bytes]]:
+        """The merges in rank order, as pairs of bytes. For a tiktoken
+        vocabulary (ranked by token id) they are derived: for each token, the
+        last merge that makes it from its own bytes."""
         tokens = self._model.tokens
-        return [(tokens[left], tokens[right]) for left, right in self._model.merges]
+        return [(tokens[left], tokens[right]) for left, right in self.merge_ids]
+
+    @property
+    def merge_ids(self) -> list[tuple[int, int]]:
+        """The merges in rank order, as pairs of ids."""
+        if self._model.merges is not None:
+            return list(self._model.merges)
+        return self._core.merges()[0]
 
     @property
     def vocab(self) -> dict[int, bytes]:
-        return dict(enumerate(self._model.tokens))
+        return {i: t for i, t in enumerate(self._model.tokens) if t is not None}
 
     @property
     def model(self) -> BPEModel:

@@ -8,7 +8,9 @@ pub enum Error {
     #[error("invalid pre-tokenizer regex {pattern:?}: {message}")]
     InvalidPattern { pattern: String, message: String },
 
-    #[error("unknown pre-tokenizer {0:?} (known: none, whitespace, gpt2)")]
+    #[error(
+        "unknown pre-tokenizer {0:?} (known: none, whitespace, gpt2, r50k, p50k, cl100k, o200k)"
+    )]
     UnknownPretokenizer(String),
 
     #[error("the pre-tokenizer regex failed at byte {position} of the text: {message}")]

@@ -11,6 +11,27 @@ use crate::error::{Error, Result};
 /// GPT-2's published pattern (tiktoken's `gpt2`).
 pub const GPT2_PATTERN: &str =
     r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+/// tiktoken's `r50k_base` / `p50k_base` pattern (GPT-2's, with possessive quantifiers).
+pub const R50K_PATTERN: &str =
+    r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+/// tiktoken's `cl100k_base` pattern.
+pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+/// tiktoken's `o200k_base` pattern.
+pub const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
 /// A word with the whitespace before it at its front; trailing whitespace alone.
 pub const WHITESPACE_PATTERN: &str = r"\s*\S+|\s+";
 
@@ -20,6 +41,9 @@ pub enum Kind {
     None,
     Whitespace,
     Gpt2,
+    R50k,
+    Cl100k,
+    O200k,
     Regex,
 }
 
@@ -46,6 +70,9 @@ impl Pretokenizer {
             "none" => (Kind::None, None),
             "whitespace" => (Kind::Whitespace, Some(WHITESPACE_PATTERN)),
             "gpt2" => (Kind::Gpt2, Some(GPT2_PATTERN)),
+            "r50k" | "p50k" => (Kind::R50k, Some(R50K_PATTERN)),
+            "cl100k" => (Kind::Cl100k, Some(CL100K_PATTERN)),
+            "o200k" => (Kind::O200k, Some(O200K_PATTERN)),
             _ => return Err(Error::UnknownPretokenizer(name.to_owned())),
         };
         Ok(Self {
@@ -120,7 +147,10 @@ impl Pretokenizer {
             Kind::Gpt2 => |a, b, c| b == '\n' && !a.is_whitespace() && !c.is_whitespace(),
             // whitespace: a run of non-space characters always ends a piece.
             Kind::Whitespace => |_, b, c| !b.is_whitespace() && c.is_whitespace(),
-            Kind::None | Kind::Regex => return vec![text],
+            // The tiktoken patterns: not cut (yet); their newline rules differ.
+            Kind::R50k | Kind::Cl100k | Kind::O200k | Kind::None | Kind::Regex => {
+                return vec![text]
+            }
         };
         let mut chunks = Vec::new();
         let mut start = 0;

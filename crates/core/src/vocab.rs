@@ -19,40 +19,58 @@ pub struct MergeRule {
     pub result: u32,
 }
 
+/// How adjacent pairs are ranked for merging.
+#[derive(Clone, Debug)]
+pub enum Ranking {
+    /// An explicit merge list, rank = position (trained, HuggingFace, GPT-2).
+    Merges(Vec<(u32, u32)>),
+    /// tiktoken's rule: any adjacent pair whose concatenated bytes are a
+    /// token merges, ranked by that token's id; a piece that is itself a
+    /// token encodes to that token directly.
+    TokenIds,
+}
+
 #[derive(Clone, Debug)]
 pub struct Vocab {
+    /// id -> bytes; an empty entry is an unused id (tiktoken vocabularies
+    /// leave gaps below their special tokens).
     tokens: Vec<Vec<u8>>,
+    ids_by_bytes: FxHashMap<Box<[u8]>, u32>,
     byte_ids: [u32; 256],
-    merges: Vec<(u32, u32)>,
+    ranking: Ranking,
     merge_rules: FxHashMap<u64, MergeRule>,
     special: SpecialTokens,
     is_special: Vec<bool>,
 }
 
+fn describe(bytes: &[u8]) -> String {
+    format!("{:?}", String::from_utf8_lossy(bytes))
+}
+
 impl Vocab {
-    /// Builds and checks a vocabulary. `tokens[id]` is the bytes of `id`;
-    /// `merges` are id pairs in rank order; `special` maps text to id.
+    /// Builds and checks a vocabulary. `tokens[id]` is the bytes of `id`
+    /// (None: the id is unused); `special` maps text to id.
     pub fn new(
-        tokens: Vec<Vec<u8>>,
-        merges: Vec<(u32, u32)>,
+        tokens: Vec<Option<Vec<u8>>>,
+        ranking: Ranking,
         special: Vec<(String, u32)>,
     ) -> Result<Self> {
         let bad = |msg: String| Err(Error::InvalidVocabulary(msg));
         let n = tokens.len();
-        if n > u32::MAX as usize {
+        if n >= u32::MAX as usize {
             return bad(format!("{n} tokens is more than ids can address"));
         }
         let mut is_special = vec![false; n];
         for (text, id) in &special {
-            let Some(bytes) = tokens.get(*id as usize) else {
+            let Some(slot) = tokens.get(*id as usize) else {
                 return bad(format!(
-                    "special token {text:?} has id {id}, beyond the {n} tokens"
+                    "special token {text:?} has id {id}, beyond the {n} ids"
                 ));
             };
-            if bytes != text.as_bytes() {
+            if slot.as_deref() != Some(text.as_bytes()) {
                 return bad(format!(
-                    "special token {text:?} has id {id}, but that id holds {:?}",
-                    String::from_utf8_lossy(bytes)
+                    "special token {text:?} has id {id}, but that id holds {}",
+                    slot.as_deref().map_or("nothing".into(), describe)
                 ));
             }
             if std::mem::replace(&mut is_special[*id as usize], true) {
@@ -61,22 +79,24 @@ impl Vocab {
         }
         let special = SpecialTokens::new(special)?;
 
-        let mut ids_by_bytes: FxHashMap<&[u8], u32> = FxHashMap::default();
+        let mut ids_by_bytes: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
         ids_by_bytes.reserve(n);
-        for (id, bytes) in tokens.iter().enumerate() {
-            if is_special[id] {
-                continue;
+        let mut table = Vec::with_capacity(n);
+        for (id, bytes) in tokens.into_iter().enumerate() {
+            let bytes = bytes.unwrap_or_default();
+            if !is_special[id] && !bytes.is_empty() {
+                if let Some(first) = ids_by_bytes.insert(bytes.clone().into(), id as u32) {
+                    return bad(format!(
+                        "ids {first} and {id} have the same bytes {}",
+                        describe(&bytes)
+                    ));
+                }
+            } else if bytes.is_empty() && is_special[id] {
+                return bad(format!("special token id {id} is empty"));
             }
-            if bytes.is_empty() {
-                return bad(format!("token id {id} is empty"));
-            }
-            if let Some(first) = ids_by_bytes.insert(bytes, id as u32) {
-                return bad(format!(
-                    "ids {first} and {id} have the same bytes {:?}",
-                    String::from_utf8_lossy(bytes)
-                ));
-            }
+            table.push(bytes);
         }
+        let tokens = table;
         let mut byte_ids = [0u32; 256];
         for (b, slot) in byte_ids.iter_mut().enumerate() {
             match ids_by_bytes.get(&[b as u8][..]) {
@@ -86,53 +106,76 @@ impl Vocab {
         }
 
         let mut merge_rules = FxHashMap::default();
-        merge_rules.reserve(merges.len());
-        for (rank, &(left, right)) in merges.iter().enumerate() {
-            for part in [left, right] {
-                if part as usize >= n {
-                    return bad(format!(
-                        "merge rank {rank} names id {part}, beyond the {n} tokens"
-                    ));
-                }
-                if is_special[part as usize] {
-                    return bad(format!(
-                        "merge rank {rank} names the special token id {part}"
-                    ));
+        match &ranking {
+            Ranking::Merges(merges) => {
+                merge_rules.reserve(merges.len());
+                for (rank, &(left, right)) in merges.iter().enumerate() {
+                    for part in [left, right] {
+                        let usable = (part as usize) < n && !tokens[part as usize].is_empty();
+                        if !usable {
+                            return bad(format!(
+                                "merge rank {rank} names id {part}, which is not a token"
+                            ));
+                        }
+                        if is_special[part as usize] {
+                            return bad(format!(
+                                "merge rank {rank} names the special token id {part}"
+                            ));
+                        }
+                    }
+                    let joined = [&tokens[left as usize][..], &tokens[right as usize][..]].concat();
+                    let Some(&result) = ids_by_bytes.get(joined.as_slice()) else {
+                        return bad(format!(
+                            "merge rank {rank} ({left} + {right}) makes {}, which is not a token",
+                            describe(&joined)
+                        ));
+                    };
+                    let rule = MergeRule {
+                        rank: rank as u32,
+                        result,
+                    };
+                    if let Some(earlier) = merge_rules.insert(pair_key(left, right), rule) {
+                        return bad(format!(
+                            "merge rank {rank} ({left} + {right}) repeats merge rank {}",
+                            earlier.rank
+                        ));
+                    }
                 }
             }
-            let joined = [
-                tokens[left as usize].as_slice(),
-                tokens[right as usize].as_slice(),
-            ]
-            .concat();
-            let Some(&result) = ids_by_bytes.get(joined.as_slice()) else {
-                return bad(format!(
-                    "merge rank {rank} ({left} + {right}) makes {:?}, which is not a token",
-                    String::from_utf8_lossy(&joined)
-                ));
-            };
-            let rule = MergeRule {
-                rank: rank as u32,
-                result,
-            };
-            if let Some(earlier) = merge_rules.insert(pair_key(left, right), rule) {
-                return bad(format!(
-                    "merge rank {rank} ({left} + {right}) repeats merge rank {}",
-                    earlier.rank
-                ));
+            Ranking::TokenIds => {
+                // Every way to cut a token in two tokens is a pair that merges into it.
+                for (id, bytes) in tokens.iter().enumerate() {
+                    if is_special[id] || bytes.len() < 2 {
+                        continue;
+                    }
+                    for cut in 1..bytes.len() {
+                        let (Some(&left), Some(&right)) = (
+                            ids_by_bytes.get(&bytes[..cut]),
+                            ids_by_bytes.get(&bytes[cut..]),
+                        ) else {
+                            continue;
+                        };
+                        let rule = MergeRule {
+                            rank: id as u32,
+                            result: id as u32,
+                        };
+                        merge_rules.insert(pair_key(left, right), rule);
+                    }
+                }
             }
         }
-        drop(ids_by_bytes);
         Ok(Self {
             tokens,
+            ids_by_bytes,
             byte_ids,
-            merges,
+            ranking,
             merge_rules,
             special,
             is_special,
         })
     }
 
+    /// Number of ids (including unused ones).
     pub fn len(&self) -> usize {
         self.tokens.len()
     }
@@ -141,20 +184,32 @@ impl Vocab {
         self.tokens.is_empty()
     }
 
+    /// The bytes of `id`, or None when no token has that id.
     pub fn token(&self, id: u32) -> Option<&[u8]> {
-        self.tokens.get(id as usize).map(Vec::as_slice)
+        self.tokens
+            .get(id as usize)
+            .map(Vec::as_slice)
+            .filter(|b| !b.is_empty())
     }
 
-    pub fn tokens(&self) -> &[Vec<u8>] {
-        &self.tokens
-    }
-
-    pub fn merges(&self) -> &[(u32, u32)] {
-        &self.merges
+    pub fn ranking(&self) -> &Ranking {
+        &self.ranking
     }
 
     pub fn is_special(&self, id: u32) -> bool {
         self.is_special.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// The non-special token with exactly these bytes.
+    #[inline]
+    pub fn id_of(&self, bytes: &[u8]) -> Option<u32> {
+        self.ids_by_bytes.get(bytes).copied()
+    }
+
+    /// Whether a piece that is itself a token encodes to it directly (tiktoken).
+    #[inline]
+    pub fn whole_piece_lookup(&self) -> bool {
+        matches!(self.ranking, Ranking::TokenIds)
     }
 
     #[inline]
@@ -170,35 +225,83 @@ impl Vocab {
     pub fn special(&self) -> &SpecialTokens {
         &self.special
     }
+
+    /// The merge list: the explicit one, or for tiktoken's rule, for each
+    /// token in rank order the last merge that makes it from its own bytes.
+    /// Tokens that merging cannot make from their bytes are returned apart.
+    pub fn merges(&self) -> (Vec<(u32, u32)>, Vec<u32>) {
+        if let Ranking::Merges(merges) = &self.ranking {
+            return (merges.clone(), Vec::new());
+        }
+        let mut merges = Vec::new();
+        let mut unreachable = Vec::new();
+        let mut parts = Vec::new();
+        for (id, bytes) in self.tokens.iter().enumerate() {
+            if self.is_special[id] || bytes.len() < 2 {
+                continue;
+            }
+            parts.clear();
+            crate::bpe::encode::encode_below_rank(self, bytes, id as u32, &mut parts);
+            match parts[..] {
+                [left, right]
+                    if self
+                        .merge_rule(left, right)
+                        .is_some_and(|r| r.result == id as u32) =>
+                {
+                    merges.push((left, right))
+                }
+                _ => unreachable.push(id as u32),
+            }
+        }
+        (merges, unreachable)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    pub(crate) fn byte_tokens() -> Vec<Vec<u8>> {
-        (0..=255u8).map(|b| vec![b]).collect()
+    pub(crate) fn byte_tokens() -> Vec<Option<Vec<u8>>> {
+        (0..=255u8).map(|b| Some(vec![b])).collect()
+    }
+
+    fn pairs(merges: Vec<(u32, u32)>) -> Ranking {
+        Ranking::Merges(merges)
     }
 
     #[test]
     fn merge_to_a_missing_token_is_named() {
-        let err = Vocab::new(byte_tokens(), vec![(97, 98)], vec![]).unwrap_err();
+        let err = Vocab::new(byte_tokens(), pairs(vec![(97, 98)]), vec![]).unwrap_err();
         assert!(err.to_string().contains("merge rank 0 (97 + 98)"), "{err}");
     }
 
     #[test]
     fn missing_byte_is_named() {
         let mut tokens = byte_tokens();
-        tokens[7] = b"xy".to_vec();
-        let err = Vocab::new(tokens, vec![], vec![]).unwrap_err();
+        tokens[7] = Some(b"xy".to_vec());
+        let err = Vocab::new(tokens, pairs(vec![]), vec![]).unwrap_err();
         assert!(err.to_string().contains("0x07"), "{err}");
     }
 
     #[test]
     fn special_id_must_hold_its_text() {
         let mut tokens = byte_tokens();
-        tokens.push(b"<s>".to_vec());
-        assert!(Vocab::new(tokens.clone(), vec![], vec![("<s>".into(), 256)]).is_ok());
-        assert!(Vocab::new(tokens, vec![], vec![("<t>".into(), 256)]).is_err());
+        tokens.push(Some(b"<s>".to_vec()));
+        assert!(Vocab::new(tokens.clone(), pairs(vec![]), vec![("<s>".into(), 256)]).is_ok());
+        assert!(Vocab::new(tokens, pairs(vec![]), vec![("<t>".into(), 256)]).is_err());
+    }
+
+    #[test]
+    fn token_id_ranking_merges_every_cut_and_derives_merges() {
+        // tiktoken-style: "ab" (256), "abc" (257) reachable as ab+c.
+        let mut tokens = byte_tokens();
+        tokens.push(Some(b"ab".to_vec()));
+        tokens.push(Some(b"abc".to_vec()));
+        tokens.push(None); // an unused id
+        let v = Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
+        assert_eq!(v.merge_rule(97, 98).unwrap().rank, 256);
+        assert_eq!(v.merge_rule(256, 99).unwrap().result, 257);
+        assert!(v.token(258).is_none());
+        assert_eq!(v.merges(), (vec![(97, 98), (256, 99)], vec![]));
     }
 }

@@ -10,6 +10,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use bytepair_core::vocab::Ranking;
 use bytepair_core::{
     Error, PretokenCounts, Pretokenizer, Selection, SpecialTokens, TrainConfig, Vocab,
 };
@@ -118,18 +119,21 @@ struct CoreBPE {
 
 #[pymethods]
 impl CoreBPE {
+    /// `tokens[id]`: bytes, or None for an unused id. `merges`: id pairs in
+    /// rank order, or None for tiktoken's rule (rank = id of the merged bytes).
     #[new]
     #[pyo3(signature = (tokens, merges, special_tokens, pretokenizer, pattern=None))]
     fn new(
         py: Python<'_>,
-        tokens: Vec<Vec<u8>>,
-        merges: Vec<(u32, u32)>,
+        tokens: Vec<Option<Vec<u8>>>,
+        merges: Option<Vec<(u32, u32)>>,
         special_tokens: Vec<(String, u32)>,
         pretokenizer: &str,
         pattern: Option<&str>,
     ) -> PyResult<Self> {
         let pretokenizer = self::pretokenizer(pretokenizer, pattern).map_err(to_py)?;
-        let vocab = without_gil(py, || Vocab::new(tokens, merges, special_tokens))?;
+        let ranking = merges.map_or(Ranking::TokenIds, Ranking::Merges);
+        let vocab = without_gil(py, || Vocab::new(tokens, ranking, special_tokens))?;
         Ok(Self {
             inner: bytepair_core::Tokenizer::new(vocab, pretokenizer),
         })
@@ -233,6 +237,12 @@ impl CoreBPE {
 
     fn n_vocab(&self) -> usize {
         self.inner.vocab().len()
+    }
+
+    /// (merges in rank order, ids of tokens no merge makes from their bytes).
+    #[allow(clippy::type_complexity)]
+    fn merges(&self, py: Python<'_>) -> PyResult<(Vec<(u32, u32)>, Vec<u32>)> {
+        without_gil(py, || Ok(self.inner.vocab().merges()))
     }
 }
 

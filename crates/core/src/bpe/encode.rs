@@ -24,12 +24,27 @@ pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
     match piece.len() {
         0 => {}
         1 => out.push(vocab.byte_id(piece[0])),
-        n if n <= SCAN_LIMIT => encode_by_scan(vocab, piece, out),
-        _ => encode_by_heap(vocab, piece, out),
+        _ => {
+            if vocab.whole_piece_lookup() {
+                if let Some(id) = vocab.id_of(piece) {
+                    return out.push(id);
+                }
+            }
+            encode_below_rank(vocab, piece, u32::MAX, out)
+        }
     }
 }
 
-fn encode_by_scan(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+/// Merges by rank using only the merges of rank below `limit`.
+pub fn encode_below_rank(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
+    match piece.len() {
+        0 => {}
+        n if n <= SCAN_LIMIT => encode_by_scan(vocab, piece, limit, out),
+        _ => encode_by_heap(vocab, piece, limit, out),
+    }
+}
+
+fn encode_by_scan(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
     let start = out.len();
     out.extend(piece.iter().map(|&b| vocab.byte_id(b)));
     let symbols = &mut out[start..];
@@ -39,7 +54,7 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
         let mut best: Option<(u32, usize, u32)> = None;
         for i in 0..len.saturating_sub(1) {
             if let Some(rule) = vocab.merge_rule(symbols[i], symbols[i + 1]) {
-                if best.is_none_or(|(rank, _, _)| rule.rank < rank) {
+                if rule.rank < limit && best.is_none_or(|(rank, _, _)| rule.rank < rank) {
                     best = Some((rule.rank, i, rule.result));
                 }
             }
@@ -54,7 +69,8 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
 
 const NONE: u32 = u32::MAX;
 
-fn encode_by_heap(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+fn encode_by_heap(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
+    let rule_of = |l: u32, r: u32| vocab.merge_rule(l, r).filter(|rule| rule.rank < limit);
     let n = piece.len();
     let mut ids: Vec<u32> = piece.iter().map(|&b| vocab.byte_id(b)).collect();
     // A symbol is named by the byte position where it starts; `next`/`prev`
@@ -67,7 +83,7 @@ fn encode_by_heap(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
     // (rank, left position): the min-heap yields the lowest rank, then the leftmost.
     let mut heap: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::with_capacity(n);
     for i in 0..n - 1 {
-        if let Some(rule) = vocab.merge_rule(ids[i], ids[i + 1]) {
+        if let Some(rule) = rule_of(ids[i], ids[i + 1]) {
             heap.push(Reverse((rule.rank, i as u32)));
         }
     }
@@ -78,7 +94,7 @@ fn encode_by_heap(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
         }
         let r = next[l] as usize;
         // Stale entry: the pair at this place changed since it was pushed.
-        let Some(rule) = vocab.merge_rule(ids[l], ids[r]) else {
+        let Some(rule) = rule_of(ids[l], ids[r]) else {
             continue;
         };
         if rule.rank != rank {
@@ -92,12 +108,12 @@ fn encode_by_heap(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
         }
         if prev[l] != NONE {
             let p = prev[l] as usize;
-            if let Some(rule) = vocab.merge_rule(ids[p], ids[l]) {
+            if let Some(rule) = rule_of(ids[p], ids[l]) {
                 heap.push(Reverse((rule.rank, p as u32)));
             }
         }
         if next[l] != NONE {
-            if let Some(rule) = vocab.merge_rule(ids[l], ids[next[l] as usize]) {
+            if let Some(rule) = rule_of(ids[l], ids[next[l] as usize]) {
                 heap.push(Reverse((rule.rank, left)));
             }
         }
@@ -142,6 +158,8 @@ impl<'t> PieceCache<'t> {
 mod tests {
     use super::*;
 
+    use crate::vocab::Ranking;
+
     fn vocab_with(merges: &[(&[u8], &[u8])]) -> Vocab {
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         let mut pairs = Vec::new();
@@ -155,13 +173,18 @@ mod tests {
             }
             pairs.push((id(l, &tokens), id(r, &tokens)));
         }
-        Vocab::new(tokens, pairs, vec![]).unwrap()
+        Vocab::new(
+            tokens.into_iter().map(Some).collect(),
+            Ranking::Merges(pairs),
+            vec![],
+        )
+        .unwrap()
     }
 
     fn both(vocab: &Vocab, text: &[u8]) -> (Vec<u32>, Vec<u32>) {
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        encode_by_scan(vocab, text, &mut a);
-        encode_by_heap(vocab, text, &mut b);
+        encode_by_scan(vocab, text, u32::MAX, &mut a);
+        encode_by_heap(vocab, text, u32::MAX, &mut b);
         (a, b)
     }
 
