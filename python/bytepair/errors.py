@@ -17,4 +17,13 @@ class FormatError(ValueError):
 
 
 class DisallowedSpecialError(ValueError):
-    """Text contains a special token that the call did not allow."""
+    """Text contains a special token that the call did not allow.
+
+    ``token`` is the special token's text, ``position`` the character index
+    where it starts in the text.
+    """
+
+    def __init__(self, message: str, token: Optional[str] = None, position: Optional[int] = None):
+        super().__init__(message)
+        self.token = token
+        self.position = position

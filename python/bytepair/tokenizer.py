@@ -39,7 +39,7 @@ def _check_ids(ids: Sequence[object], n_vocab: int) -> ValueError:
         if not 0 <= token < n_vocab:
             return ValueError(
                 f"token id {token} at position {position} is not in the vocabulary "
-                f"(ids are 0..{n_vocab - 1})"
+                f"(it has {n_vocab} ids, 0 to {n_vocab - 1})"
             )
     return ValueError("ids could not be read")
 

@@ -19,7 +19,7 @@ pub enum Error {
     #[error("inconsistent vocabulary: {0}")]
     InvalidVocabulary(String),
 
-    #[error("token id {id} at position {position} is not in the vocabulary (ids are 0..{size})")]
+    #[error("token id {id} at position {position} is not in the vocabulary (it has {size} ids, 0 to {})", size.saturating_sub(1))]
     UnknownId {
         id: u32,
         position: usize,

@@ -267,7 +267,7 @@ fn disallowed_error(
     let class = py
         .import("bytepair.errors")
         .and_then(|m| m.getattr("DisallowedSpecialError"));
-    match class.and_then(|c| c.call1((message.clone(),))) {
+    match class.and_then(|c| c.call1((message.clone(), token, char_position))) {
         Ok(instance) => PyErr::from_value(instance),
         Err(_) => PyValueError::new_err(message),
     }

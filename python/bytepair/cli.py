@@ -1,0 +1,520 @@
+"""The ``bytepair`` command line: train, encode, decode, inspect, demo.
+
+Every user error (a missing file, a corrupt tokenizer, a disallowed special
+token, an id outside the vocabulary, an output that already exists) ends as
+one line ``bytepair: error: <message>`` on stderr and exit status 1; argparse
+reports a malformed command line the same way with status 2. Ctrl-C exits with
+130 and no traceback; a reader that closes the pipe early (``| head``) ends the
+command quietly.
+
+Text crosses stdin and stdout as UTF-8, byte for byte: nothing is added or
+stripped, so ``encode`` then ``decode`` gives back exactly the input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Callable, Optional, Union
+
+from . import __version__
+from .demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE, format_merge, readable, run_demo
+from .errors import DisallowedSpecialError
+from .pretokenizers import BUILTIN_PATTERNS
+from .tokenizer import Tokenizer, load
+from .training import train
+
+PROG = "bytepair"
+EXIT_ERROR = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what `cat` reports when `head` stops reading
+SHOWN_MERGES = 10
+SHOWN_LONGEST = 10
+
+STOP_REASONS = {
+    "vocab_size": "reached the requested vocab size",
+    "no_pairs": "no pair of tokens left to merge (the corpus is too small for this vocab size)",
+    "min_frequency": "the most frequent pair occurs fewer than --min-frequency times",
+}
+
+
+class CommandError(Exception):
+    """A user error found by the command line itself; the message is shown as is."""
+
+
+# ---- Input and output ----
+
+
+def _read_stdin_text(what: str) -> str:
+    """All of stdin as UTF-8 text, exactly (no newline stripped, no BOM dropped)."""
+    stream = sys.stdin
+    if stream is None:
+        raise CommandError(f"no {what} given, and there is no stdin to read it from")
+    if stream.isatty():
+        print(f"{PROG}: reading {what} from stdin (end it with Ctrl-D)", file=sys.stderr)
+    binary = getattr(stream, "buffer", None)
+    if binary is None:  # a replaced text stream (tests, embedding)
+        return stream.read()
+    data = binary.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise CommandError(
+            f"stdin is not UTF-8 text: byte 0x{data[e.start]:02X} at offset {e.start} (line {line})"
+        ) from None
+
+
+def _write_text(text: str) -> None:
+    sys.stdout.write(text)
+
+
+def _write_bytes(data: bytes) -> None:
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:
+        raise CommandError("--bytes needs a binary stdout; this one only takes text")
+    sys.stdout.flush()  # whatever text went before must come out first
+    binary.write(data)
+    binary.flush()
+
+
+def _load(path: str) -> Tokenizer:
+    return load(path)  # FormatError names the file and what is wrong in it
+
+
+def _parse_ids(text: str, source: str) -> list[int]:
+    """Token ids from ``text``: whitespace-separated numbers, or a JSON list."""
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            values = json.loads(stripped)
+        except json.JSONDecodeError as e:
+            raise CommandError(f"the ids in {source} are not a valid JSON list: {e}") from None
+        if not isinstance(values, list):
+            raise CommandError(f"the ids in {source} are not a JSON list")
+        for position, value in enumerate(values):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise CommandError(
+                    f"{json.dumps(value)} at position {position} in {source} is not a token id "
+                    "(a whole number)"
+                )
+        return values
+    ids = []
+    for position, word in enumerate(stripped.split()):
+        try:
+            ids.append(int(word))
+        except ValueError:
+            raise CommandError(
+                f"{word!r} at position {position} in {source} is not a token id (a whole number)"
+            ) from None
+    return ids
+
+
+# ---- train ----
+
+
+def _train_targets(output: str, output_format: str) -> tuple[Path, list[Path]]:
+    """Where ``save`` will write: (the path to pass it, the files it creates)."""
+    path = Path(output)
+    if output_format == "gpt2":
+        if path.exists() and not path.is_dir():
+            raise CommandError(
+                f"{output} is a file, but --format gpt2 writes a directory "
+                "(vocab.json + merges.txt)"
+            )
+        return path, [path / "vocab.json", path / "merges.txt"]
+    if path.is_dir() or output.endswith(("/", os.sep)):
+        path = path / "tokenizer.json"
+    return path, [path]
+
+
+def _corpus(sources: Sequence[str]) -> list[Union[str, Path]]:
+    """Corpus items: each file as a Path (the trainer reads it), stdin ("-") as its text."""
+    if sources.count("-") > 1:
+        raise CommandError("'-' (stdin) is given more than once")
+    corpus: list[Union[str, Path]] = []
+    for source in sources:
+        if source == "-":
+            corpus.append(_read_stdin_text("the corpus"))
+            continue
+        path = Path(source)
+        if not path.exists():
+            raise CommandError(f"{source}: no such file")
+        if path.is_dir():
+            raise CommandError(f"{source}: is a directory; give the text files in it")
+        corpus.append(path)
+    return corpus
+
+
+def _pretokenizer(args: argparse.Namespace) -> object:
+    if args.pretokenizer_regex is None:
+        return args.pretokenizer
+    import regex
+
+    try:
+        return regex.compile(args.pretokenizer_regex)
+    except regex.error as e:
+        raise CommandError(
+            f"--pretokenizer-regex {args.pretokenizer_regex!r} is not a valid regex: {e}"
+        ) from None
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    save_path, targets = _train_targets(args.output, args.format)
+    existing = [str(t) for t in targets if t.exists()]
+    if existing and not args.force:  # checked before training, which may take hours
+        verb = "exists" if len(existing) == 1 else "exist"
+        raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
+    pretokenizer = _pretokenizer(args)
+    if args.format == "gpt2" and pretokenizer != "gpt2":
+        # Found now rather than when saving, after training.
+        raise CommandError(
+            "--format gpt2 can only record the gpt2 pre-tokenizer (readers of vocab.json + "
+            "merges.txt always apply GPT-2's pattern); use --format huggingface"
+        )
+    corpus = _corpus(args.files or ["-"])
+
+    with warnings.catch_warnings():
+        # train() warns when it stops early; the summary below says why instead.
+        warnings.simplefilter("ignore")
+        tokenizer = train(
+            corpus,
+            args.vocab_size,
+            special_tokens=args.special or (),
+            pretokenizer=pretokenizer,
+            min_frequency=args.min_frequency,
+            progress=args.progress,
+        )
+
+    if args.format == "gpt2":
+        save_path.mkdir(parents=True, exist_ok=True)
+    else:
+        save_path.parent.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(save_path, format=args.format, overwrite=args.force)
+
+    report = tokenizer.training
+    specials = len(tokenizer.special_tokens)
+    print(
+        f"vocab size {tokenizer.n_vocab} (requested {args.vocab_size}): "
+        f"{len(tokenizer.merges)} merges, {specials} special token{'s' * (specials != 1)}"
+    )
+    if report is not None:
+        print(f"stopped: {STOP_REASONS.get(report.stop_reason, report.stop_reason)}")
+        print(
+            f"trained in {report.seconds:.2f} s on {report.distinct_pretokens:,} distinct "
+            f"pre-tokens ({tokenizer.pretokenizer.name})"
+        )
+    print(f"wrote {', '.join(str(t) for t in targets)}")
+    return 0
+
+
+# ---- encode ----
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    tokenizer = _load(args.tokenizer)
+    text = args.text if args.text is not None else _read_stdin_text("the text")
+    if args.ordinary:
+        ids = tokenizer.encode_ordinary(text)
+    else:
+        try:
+            ids = tokenizer.encode(text, allowed_special="all" if args.allow_special else ())
+        except DisallowedSpecialError as e:
+            # The library's message tells a Python caller which argument to pass;
+            # keep its first line (which token, where) and name the flags instead.
+            what = str(e).splitlines()[0].rstrip(".")
+            raise CommandError(
+                f"{what}. Pass --allow-special to encode it as its special id, "
+                "or --ordinary to encode it as plain text"
+            ) from None
+    _write_text((json.dumps(ids) if args.json else " ".join(map(str, ids))) + "\n")
+    return 0
+
+
+# ---- decode ----
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    tokenizer = _load(args.tokenizer)
+    if args.ids:
+        ids = _parse_ids(" ".join(args.ids), "the arguments")
+    else:
+        ids = _parse_ids(_read_stdin_text("the ids"), "stdin")
+    if args.bytes:
+        _write_bytes(tokenizer.decode_bytes(ids))
+        return 0
+    text = tokenizer.decode(ids)
+    _write_text(text)
+    if sys.stdout.isatty() and not text.endswith("\n"):
+        _write_text("\n")  # only for the prompt's sake; pipes get the text exactly
+    return 0
+
+
+# ---- inspect ----
+
+
+def _merge_lines(tokenizer: Tokenizer, merge_ids: list[tuple[int, int]], ranks: range) -> list[str]:
+    model = tokenizer.model
+    special_ids = set(model.special_tokens.values())
+    token_id = {b: i for i, b in enumerate(model.tokens) if b is not None and i not in special_ids}
+    lines = []
+    for rank in ranks:
+        left, right = merge_ids[rank]
+        left_bytes, right_bytes = model.tokens[left], model.tokens[right]
+        result = token_id.get(left_bytes + right_bytes)
+        suffix = f"  id {result}" if result is not None else ""
+        lines.append(f"  {format_merge(rank + 1, left_bytes, right_bytes)}{suffix}")
+    return lines
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    tokenizer = _load(args.path)
+    model = tokenizer.model
+    pre = tokenizer.pretokenizer
+    merge_ids = tokenizer.merge_ids
+    n_merges = len(merge_ids)
+    unused = sum(token is None for token in model.tokens)
+    out = [
+        f"tokenizer:      {args.path}",
+        f"vocab size:     {tokenizer.n_vocab}" + (f" ({unused} ids unused)" if unused else ""),
+        f"merges:         {n_merges}"
+        + (" (derived: tiktoken ranks tokens by id)" if model.merges is None else ""),
+        f"pre-tokenizer:  {pre.kind if pre.kind != 'regex' else f'regex {pre.pattern!r}'}",
+        f"special tokens: {len(model.special_tokens) or 'none'}",
+    ]
+    for text, token in sorted(model.special_tokens.items(), key=lambda item: item[1]):
+        out.append(f"  id {token:>6}  {text!r}")
+
+    if n_merges <= 2 * SHOWN_MERGES:
+        out.append(f"merges (all {n_merges}):" if n_merges else "merges: none")
+        out += _merge_lines(tokenizer, merge_ids, range(n_merges))
+    else:
+        out.append(f"first {SHOWN_MERGES} merges:")
+        out += _merge_lines(tokenizer, merge_ids, range(SHOWN_MERGES))
+        out.append(f"last {SHOWN_MERGES} merges:")
+        out += _merge_lines(tokenizer, merge_ids, range(n_merges - SHOWN_MERGES, n_merges))
+
+    special_ids = set(model.special_tokens.values())
+    ordinary = [
+        i for i, token in enumerate(model.tokens) if token is not None and i not in special_ids
+    ]
+    longest = sorted(ordinary, key=lambda i: (-len(model.tokens[i]), i))[:SHOWN_LONGEST]
+    out.append(f"{len(longest)} longest tokens:")
+    for token in longest:
+        data = model.tokens[token]
+        out.append(f"  id {token:>6}  {len(data):>3} bytes  {readable(data)}")
+    _write_text("\n".join(out) + "\n")
+    return 0
+
+
+# ---- demo ----
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    run_demo(args.vocab_size, args.output, force=args.force)
+    return 0
+
+
+# ---- Arguments ----
+
+
+def _at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Train and use exact byte-level BPE tokenizers.",
+        epilog=f"First time? Run `{PROG} demo`.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    train_cmd = commands.add_parser(
+        "train",
+        help="train a tokenizer on text files or stdin",
+        description="Train byte-level BPE on UTF-8 text files (each file is one text) or stdin.",
+    )
+    train_cmd.add_argument(
+        "files", nargs="*", metavar="FILE", help="UTF-8 text files; '-' or none: read stdin"
+    )
+    train_cmd.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="huggingface: a tokenizer.json path, or a directory to write tokenizer.json in; "
+        "gpt2: a directory for vocab.json + merges.txt",
+    )
+    train_cmd.add_argument(
+        "--vocab-size",
+        required=True,
+        type=_at_least(1),
+        metavar="N",
+        help="tokens in the vocabulary, counting the 256 bytes and the special tokens",
+    )
+    train_cmd.add_argument(
+        "--special",
+        action="append",
+        metavar="TOKEN",
+        help="a special token (repeat for more; ids 0, 1, ... in the order given)",
+    )
+    pre = train_cmd.add_mutually_exclusive_group()
+    pre.add_argument(
+        "--pretokenizer",
+        choices=list(BUILTIN_PATTERNS),
+        default="gpt2",
+        help="how text is cut before merging (default: gpt2)",
+    )
+    pre.add_argument(
+        "--pretokenizer-regex",
+        metavar="PATTERN",
+        help="cut text with this regex instead (the syntax of tiktoken's patterns: "
+        "\\p{L}, \\p{N}, look-ahead)",
+    )
+    train_cmd.add_argument(
+        "--min-frequency",
+        type=_at_least(1),
+        default=1,
+        metavar="K",
+        help="stop when the most frequent pair occurs fewer than K times (default: 1)",
+    )
+    train_cmd.add_argument(
+        "--format",
+        choices=["huggingface", "gpt2"],
+        default="huggingface",
+        help="huggingface: tokenizer.json (default); gpt2: vocab.json + merges.txt",
+    )
+    train_cmd.add_argument("--force", action="store_true", help="replace an existing output")
+    train_cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr (default: when stderr is a terminal)",
+    )
+    train_cmd.set_defaults(run=cmd_train)
+
+    encode_cmd = commands.add_parser(
+        "encode",
+        help="text -> token ids",
+        description="Print the token ids of TEXT (or of stdin, exactly, newline included).",
+    )
+    encode_cmd.add_argument("-t", "--tokenizer", required=True, metavar="PATH")
+    encode_cmd.add_argument("text", nargs="?", metavar="TEXT", help="the text (default: stdin)")
+    encode_cmd.add_argument("--json", action="store_true", help="print a JSON list")
+    specials = encode_cmd.add_mutually_exclusive_group()
+    specials.add_argument(
+        "--allow-special",
+        action="store_true",
+        help="encode special-token text as the special ids (default: it is an error)",
+    )
+    specials.add_argument(
+        "--ordinary", action="store_true", help="encode special-token text as plain text"
+    )
+    encode_cmd.set_defaults(run=cmd_encode)
+
+    decode_cmd = commands.add_parser(
+        "decode",
+        help="token ids -> text",
+        description="Print the text of the ids (arguments, or stdin: whitespace-separated "
+        "or a JSON list). Invalid UTF-8 becomes U+FFFD; --bytes gives the raw bytes.",
+    )
+    decode_cmd.add_argument("-t", "--tokenizer", required=True, metavar="PATH")
+    decode_cmd.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: stdin)")
+    decode_cmd.add_argument("--bytes", action="store_true", help="write the raw bytes")
+    decode_cmd.set_defaults(run=cmd_decode)
+
+    inspect_cmd = commands.add_parser(
+        "inspect",
+        help="summarize a tokenizer file",
+        description="Vocab size, merges, pre-tokenizer, special tokens, first and last merges "
+        "and the longest tokens of a tokenizer.json, or of a directory holding one or "
+        "vocab.json + merges.txt.",
+    )
+    inspect_cmd.add_argument("path", metavar="PATH")
+    inspect_cmd.set_defaults(run=cmd_inspect)
+
+    demo_cmd = commands.add_parser(
+        "demo",
+        help="train on a bundled novel and show what BPE does",
+        description="Train on Natsume Sōseki's Botchan (bundled), show the first merges, "
+        "tokenize held-out sentences, save the tokenizer. Never replaces an earlier "
+        "demo's tokenizer.json (writes tokenizer-2.json, ...) unless --force.",
+    )
+    demo_cmd.add_argument(
+        "--vocab-size",
+        type=_at_least(1),
+        default=DEFAULT_VOCAB_SIZE,
+        metavar="N",
+        help=f"default: {DEFAULT_VOCAB_SIZE}",
+    )
+    demo_cmd.add_argument(
+        "-o",
+        "--output",
+        default=DEFAULT_DIR,
+        metavar="DIR",
+        help=f"directory to save tokenizer.json in (default: {DEFAULT_DIR})",
+    )
+    demo_cmd.add_argument(
+        "--force", action="store_true", help="replace DIR/tokenizer.json if it exists"
+    )
+    demo_cmd.set_defaults(run=cmd_demo)
+    return parser
+
+
+# ---- Running ----
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error) or type(error).__name__
+
+
+def _silence_stdout() -> None:
+    # The reader is gone; point stdout at devnull so the interpreter's final
+    # flush does not raise a second BrokenPipeError at exit.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Runs the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        status = args.run(args)
+        sys.stdout.flush()
+        return status
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # before OSError: it is one
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except (CommandError, ValueError, OSError) as e:
+        # ValueError: the library's errors about its input (FormatError,
+        # DisallowedSpecialError, bad ids, bad training arguments);
+        # OSError: files that cannot be read or written.
+        print(f"{PROG}: error: {_describe(e)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,308 @@
+"""The `bytepair` command line: every command end to end, in-process through
+``main([...])``, plus the installed entry point in a subprocess. User errors
+must end as ``bytepair: error: ...`` and a non-zero status, never a traceback."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import bytepair
+from bytepair import cli
+from bytepair.cli import main
+from bytepair.demo import readable
+
+SPECIAL = "<|endoftext|>"
+# CRLF and LF line ends, accents, CJK and an emoji with a skin-tone modifier.
+CORPUS = "the cat sat on the mat\r\nthe dog sat on the log\nnaïve café, mañana! 東京 👋🏽\n" * 20
+VOCAB_SIZE = 300
+
+
+def run(*args: object) -> int:
+    """``main`` on the command line ``args`` (paths and numbers given as they are)."""
+    return main([str(arg) for arg in args])
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_bytes(CORPUS.encode("utf-8"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def tokenizer_file(tmp_path_factory, corpus_file) -> Path:
+    path = tmp_path_factory.mktemp("tokenizer") / "tokenizer.json"
+    options = ("--vocab-size", VOCAB_SIZE, "--special", SPECIAL, "--no-progress")
+    assert run("train", corpus_file, "-o", path, *options) == 0
+    return path
+
+
+def set_stdin(monkeypatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+def assert_user_error(capsys, code: int, *fragments: str) -> str:
+    """A user error: status 1 or 2, one `bytepair: error:` message naming the problem."""
+    captured = capsys.readouterr()
+    assert code in (1, 2), captured
+    assert "Traceback" not in captured.err
+    assert "bytepair" in captured.err and "error:" in captured.err, captured.err
+    for fragment in fragments:
+        assert fragment in captured.err, captured.err
+    return captured.err
+
+
+# ---- train ----
+
+
+def test_train_writes_a_loadable_tokenizer_and_a_summary(tmp_path, corpus_file, capsys):
+    out = tmp_path / "tok.json"
+    options = ("--special", "<a>", "--special", "<b>", "--pretokenizer", "whitespace")
+    assert run("train", corpus_file, "-o", out, "--vocab-size", 280, *options) == 0
+    summary = capsys.readouterr().out
+    assert "vocab size 280" in summary
+    assert "reached the requested vocab size" in summary
+    assert str(out) in summary
+    tokenizer = bytepair.load(out)
+    assert tokenizer.n_vocab == 280
+    assert tokenizer.special_tokens == {"<a>": 0, "<b>": 1}
+    assert tokenizer.pretokenizer.kind == "whitespace"
+
+
+def test_train_reads_stdin(tmp_path, monkeypatch, capsys):
+    set_stdin(monkeypatch, CORPUS.encode("utf-8"))
+    out = tmp_path / "tok.json"
+    assert run("train", "-o", out, "--vocab-size", "270", "--no-progress") == 0
+    expected = bytepair.train(CORPUS, 270, progress=False)
+    assert bytepair.load(out).merges == expected.merges
+
+
+def test_train_reports_an_early_stop(tmp_path, corpus_file, capsys):
+    out = tmp_path / "tok.json"
+    assert run("train", corpus_file, "-o", out, "--vocab-size", "100000") == 0
+    captured = capsys.readouterr()
+    assert "no pair of tokens left" in captured.out
+    assert "Warning" not in captured.err
+
+
+def test_train_refuses_to_overwrite_without_force(tmp_path, corpus_file, capsys):
+    out = tmp_path / "tok.json"
+    out.write_text("precious")
+    code = run("train", corpus_file, "-o", out, "--vocab-size", "270")
+    assert_user_error(capsys, code, str(out), "--force")
+    assert out.read_text() == "precious"
+
+    assert run("train", corpus_file, "-o", out, "--vocab-size", "270", "--force") == 0
+    assert bytepair.load(out).n_vocab == 270
+
+
+def test_train_gpt2_format_writes_a_directory(tmp_path, corpus_file, capsys):
+    out = tmp_path / "gpt2"
+    assert run("train", corpus_file, "-o", out, "--vocab-size", "270", "--format", "gpt2") == 0
+    assert (out / "vocab.json").is_file() and (out / "merges.txt").is_file()
+    assert bytepair.load(out).n_vocab == 270
+
+
+def test_train_with_a_custom_regex(tmp_path, corpus_file, capsys):
+    out = tmp_path / "tok.json"
+    code = run(
+        "train", corpus_file, "-o", out, "--vocab-size", 270, "--pretokenizer-regex", r"\w+|\W+"
+    )
+    assert code == 0
+    pretokenizer = bytepair.load(out).pretokenizer
+    assert (pretokenizer.kind, pretokenizer.pattern) == ("regex", r"\w+|\W+")
+
+
+def test_train_errors_name_the_problem(tmp_path, corpus_file, capsys):
+    train = ("train", corpus_file, "-o", tmp_path / "tok.json")
+    code = run("train", tmp_path / "missing.txt", "-o", tmp_path / "tok.json", "--vocab-size", 270)
+    assert_user_error(capsys, code, "missing.txt", "no such file")
+    code = run(*train, "--vocab-size", 100)
+    assert_user_error(capsys, code, "100", "256")
+    code = run(*train, "--vocab-size", 270, "--pretokenizer-regex", "(")
+    assert_user_error(capsys, code, "'('", "not a valid regex")
+    code = run(*train, "--vocab-size", 270, "--format", "gpt2", "--pretokenizer", "none")
+    assert_user_error(capsys, code, "--format gpt2")
+    assert not (tmp_path / "tok.json").exists()
+    with pytest.raises(SystemExit) as exit_info:
+        run(*train, "--vocab-size", "many")
+    assert_user_error(capsys, exit_info.value.code, "--vocab-size", "'many'")
+
+
+# ---- encode / decode ----
+
+
+def test_encode_decode_roundtrip(tokenizer_file, capsys):
+    text = "the cat sat on the log, naïve 東京 👋🏽"
+    assert run("encode", "--tokenizer", tokenizer_file, text) == 0
+    ids = capsys.readouterr().out.split()
+    assert [int(i) for i in ids] == bytepair.load(tokenizer_file).encode(text)
+    assert run("decode", "-t", tokenizer_file, *ids) == 0
+    assert capsys.readouterr().out == text
+
+
+def test_encode_json(tokenizer_file, capsys):
+    assert run("encode", "-t", tokenizer_file, "--json", "the mat") == 0
+    ids = json.loads(capsys.readouterr().out)
+    assert ids == bytepair.load(tokenizer_file).encode("the mat")
+
+
+def test_stdin_roundtrip_is_byte_exact(tokenizer_file, monkeypatch, capsysbinary):
+    data = "\ufeffthe dog\r\n\tsat  \n".encode()
+    set_stdin(monkeypatch, data)
+    assert run("encode", "-t", tokenizer_file, "--json") == 0
+    ids_json = capsysbinary.readouterr().out
+    set_stdin(monkeypatch, ids_json)
+    assert run("decode", "-t", tokenizer_file, "--bytes") == 0
+    assert capsysbinary.readouterr().out == data
+
+
+def test_decode_reads_whitespace_separated_ids(tokenizer_file, monkeypatch, capsys):
+    tokenizer = bytepair.load(tokenizer_file)
+    ids = tokenizer.encode("the cat\nsat")
+    set_stdin(monkeypatch, ("\n".join(map(str, ids)) + "\n").encode())
+    assert run("decode", "-t", tokenizer_file) == 0
+    assert capsys.readouterr().out == "the cat\nsat"
+
+
+def test_special_tokens_follow_the_tiktoken_contract(tokenizer_file, capsys):
+    text = f"the cat{SPECIAL}"
+    code = run("encode", "-t", tokenizer_file, text)
+    assert_user_error(capsys, code, SPECIAL, "--allow-special")
+
+    assert run("encode", "-t", tokenizer_file, "--allow-special", text) == 0
+    assert capsys.readouterr().out.split()[-1] == "0"  # the special's id
+    assert run("encode", "-t", tokenizer_file, "--ordinary", text) == 0
+    assert "0" not in capsys.readouterr().out.split()
+
+
+def test_decode_errors_name_the_id(tokenizer_file, capsys):
+    code = run("decode", "-t", tokenizer_file, "5", "999999")
+    assert_user_error(capsys, code, "999999")
+    code = run("decode", "-t", tokenizer_file, "5", "x7")
+    assert_user_error(capsys, code, "'x7'", "not a token id")
+
+
+def test_bad_tokenizer_file_is_a_clean_error(tmp_path, capsys):
+    broken = tmp_path / "broken.json"
+    broken.write_text("{ not json")
+    code = run("encode", "-t", broken, "hi")
+    assert_user_error(capsys, code, str(broken), "JSON")
+    code = run("inspect", tmp_path / "absent.json")
+    assert_user_error(capsys, code, "absent.json")
+
+
+# ---- inspect ----
+
+
+def test_inspect_shows_size_specials_and_merges(tokenizer_file, capsys):
+    assert run("inspect", tokenizer_file) == 0
+    out = capsys.readouterr().out
+    tokenizer = bytepair.load(tokenizer_file)
+    assert f"vocab size:     {tokenizer.n_vocab}" in out
+    assert f"merges:         {len(tokenizer.merges)}" in out
+    assert f"id      0  {SPECIAL!r}" in out
+    assert "first 10 merges:" in out and "last 10 merges:" in out
+    left, right = tokenizer.merges[0]
+    assert f"merge   1: ({left.decode()!r}, {right.decode()!r})" in out
+    assert "10 longest tokens:" in out
+
+
+# ---- demo ----
+
+
+def test_demo_writes_a_loadable_tokenizer_and_never_overwrites(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert run("demo", "--vocab-size", "400") == 0
+    out = capsys.readouterr().out
+    assert "merge   1: (" in out and "merge  15: (" in out
+    assert "tokens: " in out and "|" in out
+    first = Path("bytepair-demo", "tokenizer.json")
+    assert str(first) in out
+    assert bytepair.load(first).n_vocab == 400
+
+    assert run("demo", "--vocab-size", "300") == 0
+    second = Path("bytepair-demo", "tokenizer-2.json")
+    assert str(second) in capsys.readouterr().out
+    assert bytepair.load(first).n_vocab == 400
+    assert bytepair.load(second).n_vocab == 300
+
+    assert run("demo", "--vocab-size", "350", "--force") == 0
+    assert bytepair.load(first).n_vocab == 350
+
+
+# ---- process-level behaviour ----
+
+
+def test_ctrl_c_exits_130_quietly(tmp_path, corpus_file, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "train", interrupted)
+    code = run("train", corpus_file, "-o", tmp_path / "t.json", "--vocab-size", "270")
+    assert code == 130
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def _console_script() -> Path:
+    scripts = Path(sys.executable).parent
+    for name in ("bytepair", "bytepair.exe"):
+        if (scripts / name).is_file():
+            return scripts / name
+    pytest.skip(f"the bytepair console script is not installed next to {sys.executable}")
+
+
+def test_installed_entry_point_runs(tokenizer_file):
+    result = subprocess.run(
+        [str(_console_script()), "encode", "-t", str(tokenizer_file), "--json", "the cat"],
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == bytepair.load(tokenizer_file).encode("the cat")
+
+    result = subprocess.run(
+        [sys.executable, "-m", "bytepair", "decode", "-t", str(tokenizer_file), "999999"],
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.decode().startswith("bytepair: error:")
+    assert b"Traceback" not in result.stderr
+
+
+def test_closed_pipe_ends_quietly(tokenizer_file):
+    # The reader is gone before the first write, as with `bytepair decode ... | head`
+    # once head has its lines.
+    process = subprocess.Popen(
+        [str(_console_script()), "decode", "-t", str(tokenizer_file)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdout.close()
+    _, err = process.communicate(b"104 " * 100_000, timeout=60)
+    assert process.returncode == cli.EXIT_BROKEN_PIPE
+    assert err == b""
+
+
+@pytest.mark.parametrize(
+    ("token", "shown"),
+    [
+        (b"th", "'th'"),
+        ("東".encode(), "'東'"),
+        ("東".encode()[:2], r"'\xe6\x9d'"),  # a token may end inside a character
+        ("\x85".encode(), r"'\u0085'"),  # a character, so not shown like the byte 0x85
+        (b"a\\xe3", r"'a\\xe3'"),  # a real backslash stays escaped
+        (b"\n ", r"'\n '"),
+        (b"\x00", r"'\x00'"),  # U+0000: valid UTF-8, repr's own escape
+    ],
+)
+def test_tokens_are_shown_readably(token, shown):
+    assert readable(token) == shown
