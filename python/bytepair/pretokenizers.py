@@ -1,6 +1,7 @@
 """Pre-tokenizers: how text is cut into pieces before BPE sees it.
 
-A pre-tokenizer is named (``none``, ``whitespace``, ``gpt2``) or is a user
+A pre-tokenizer is named (``none``, ``whitespace``, ``gpt2``, and tiktoken's
+``r50k``, ``p50k``, ``cl100k``, ``o200k``) or is a user
 regex given as a compiled pattern (``re.compile(...)`` or ``regex.compile``).
 Names and patterns never mix: an unknown name is an error, not a regex, so a
 typo cannot silently change the tokenizer.
@@ -17,6 +18,23 @@ from typing import Optional, Union
 
 # GPT-2's published pattern (openai/gpt-2 encoder.py; tiktoken's "gpt2").
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+# tiktoken's patterns (tiktoken_ext.openai_public), byte for byte.
+R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
 # A word is its non-whitespace run with the whitespace before it at its front;
 # whitespace at the very end of a text is a piece of its own.
 WHITESPACE_PATTERN = r"\s*\S+|\s+"
@@ -25,6 +43,10 @@ BUILTIN_PATTERNS: dict[str, Optional[str]] = {
     "none": None,
     "whitespace": WHITESPACE_PATTERN,
     "gpt2": GPT2_PATTERN,
+    "r50k": R50K_PATTERN,
+    "p50k": R50K_PATTERN,
+    "cl100k": CL100K_PATTERN,
+    "o200k": O200K_PATTERN,
 }
 
 

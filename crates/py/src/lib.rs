@@ -396,5 +396,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "WHITESPACE_PATTERN",
         bytepair_core::pretokenize::WHITESPACE_PATTERN,
     )?;
+    m.add("R50K_PATTERN", bytepair_core::pretokenize::R50K_PATTERN)?;
+    m.add("CL100K_PATTERN", bytepair_core::pretokenize::CL100K_PATTERN)?;
+    m.add("O200K_PATTERN", bytepair_core::pretokenize::O200K_PATTERN)?;
     Ok(())
 }
