@@ -129,3 +129,30 @@ def test_core_merges_equal_reference_on_real_text(shared_data):
     docs = text[:30000].split("\n\n")
     core, ref = train_both(docs, 256 + 120, pretokenizer="gpt2")
     assert_same_training(core, ref)
+
+
+TIKTOKEN_PRETOKENIZERS = ["r50k", "p50k", "cl100k", "o200k"]
+
+
+@given(st.one_of(assigned_text, corpus_text), st.sampled_from(TIKTOKEN_PRETOKENIZERS))
+def test_tiktoken_pretokenizers_cut_like_the_reference(text, name):
+    # The core runs hand-written scanners; the reference runs the published
+    # regex in Python's `regex` module.
+    tok = bytepair.Tokenizer(
+        bytepair.BPEModel(
+            tuple(bytes([b]) for b in range(256)), (), {}, bytepair.pretokenizers.resolve(name)
+        )
+    )
+    assert tok.pretokenize(text) == reference.pretokenize(text, name)
+
+
+@pytest.mark.parametrize("name", TIKTOKEN_PRETOKENIZERS + ["gpt2"])
+def test_scanners_cut_real_text_like_the_reference(shared_data, name):
+    tok = bytepair.Tokenizer(
+        bytepair.BPEModel(
+            tuple(bytes([b]) for b in range(256)), (), {}, bytepair.pretokenizers.resolve(name)
+        )
+    )
+    for path in sorted((shared_data / "corpus" / "small").glob("*.txt")):
+        text = path.read_text(encoding="utf-8")[:200_000]
+        assert tok.pretokenize(text) == reference.pretokenize(text, name), path.name

@@ -7,6 +7,7 @@
 use fancy_regex::Regex;
 
 use crate::error::{Error, Result};
+use crate::scan::{self, Scanner};
 
 /// GPT-2's published pattern (tiktoken's `gpt2`).
 pub const GPT2_PATTERN: &str =
@@ -48,9 +49,18 @@ pub enum Kind {
 }
 
 #[derive(Clone, Debug)]
+enum Engine {
+    /// The whole text is one piece.
+    Whole,
+    /// A hand-written scanner, exact and linear (see `scan`).
+    Scan(Scanner),
+    Regex(Regex),
+}
+
+#[derive(Clone, Debug)]
 pub struct Pretokenizer {
     kind: Kind,
-    regex: Option<Regex>,
+    engine: Engine,
 }
 
 fn compile(pattern: &str) -> Result<Regex> {
@@ -66,19 +76,19 @@ fn compile(pattern: &str) -> Result<Regex> {
 
 impl Pretokenizer {
     pub fn builtin(name: &str) -> Result<Self> {
-        let (kind, pattern) = match name {
-            "none" => (Kind::None, None),
-            "whitespace" => (Kind::Whitespace, Some(WHITESPACE_PATTERN)),
-            "gpt2" => (Kind::Gpt2, Some(GPT2_PATTERN)),
-            "r50k" | "p50k" => (Kind::R50k, Some(R50K_PATTERN)),
-            "cl100k" => (Kind::Cl100k, Some(CL100K_PATTERN)),
-            "o200k" => (Kind::O200k, Some(O200K_PATTERN)),
+        let (kind, engine) = match name {
+            "none" => (Kind::None, Engine::Whole),
+            "whitespace" => (
+                Kind::Whitespace,
+                Engine::Regex(compile(WHITESPACE_PATTERN)?),
+            ),
+            "gpt2" => (Kind::Gpt2, Engine::Scan(Scanner::Gpt2)),
+            "r50k" | "p50k" => (Kind::R50k, Engine::Scan(Scanner::Gpt2)),
+            "cl100k" => (Kind::Cl100k, Engine::Scan(Scanner::Cl100k)),
+            "o200k" => (Kind::O200k, Engine::Scan(Scanner::O200k)),
             _ => return Err(Error::UnknownPretokenizer(name.to_owned())),
         };
-        Ok(Self {
-            kind,
-            regex: pattern.map(compile).transpose()?,
-        })
+        Ok(Self { kind, engine })
     }
 
     pub fn from_pattern(pattern: &str) -> Result<Self> {
@@ -90,7 +100,7 @@ impl Pretokenizer {
         }
         Ok(Self {
             kind: Kind::Regex,
-            regex: Some(compile(pattern)?),
+            engine: Engine::Regex(compile(pattern)?),
         })
     }
 
@@ -100,11 +110,18 @@ impl Pretokenizer {
 
     /// Calls `piece` for every piece of `text`, in order.
     pub fn for_each_piece<'t>(&self, text: &'t str, mut piece: impl FnMut(&'t str)) -> Result<()> {
-        let Some(regex) = &self.regex else {
-            if !text.is_empty() {
-                piece(text);
+        let regex = match &self.engine {
+            Engine::Whole => {
+                if !text.is_empty() {
+                    piece(text);
+                }
+                return Ok(());
             }
-            return Ok(());
+            Engine::Scan(scanner) => {
+                scanner.for_each_piece(text, piece);
+                return Ok(());
+            }
+            Engine::Regex(regex) => regex,
         };
         let mut last_end = 0;
         for found in regex.find_iter(text) {
@@ -144,13 +161,17 @@ impl Pretokenizer {
             // its own piece (`\s+(?!\S)` cannot take more than it), no
             // alternative crosses it, and the match at a position depends only
             // on the text from there on.
-            Kind::Gpt2 => |a, b, c| b == '\n' && !a.is_whitespace() && !c.is_whitespace(),
-            // whitespace: a run of non-space characters always ends a piece.
-            Kind::Whitespace => |_, b, c| !b.is_whitespace() && c.is_whitespace(),
-            // The tiktoken patterns: not cut (yet); their newline rules differ.
-            Kind::R50k | Kind::Cl100k | Kind::O200k | Kind::None | Kind::Regex => {
-                return vec![text]
+            Kind::Gpt2 | Kind::R50k => {
+                |a, b, c| b == '\n' && !scan::is_space(a) && !scan::is_space(c)
             }
+            // cl100k, o200k: the same, but a run of punctuation takes the
+            // newlines after it, so the newline must follow a letter or digit.
+            Kind::Cl100k | Kind::O200k => {
+                |a, b, c| b == '\n' && scan::is_letter_or_number(a) && !scan::is_space(c)
+            }
+            // whitespace: a run of non-space characters always ends a piece.
+            Kind::Whitespace => |_, b, c| !scan::is_space(b) && scan::is_space(c),
+            Kind::None | Kind::Regex => return vec![text],
         };
         let mut chunks = Vec::new();
         let mut start = 0;
@@ -207,8 +228,8 @@ mod tests {
 
     #[test]
     fn safe_chunks_give_the_same_pieces_as_the_whole_text() {
-        let text = "The cat\n sat.\n\nOn the mat  \nit   slept.\nend ".repeat(50);
-        for name in ["gpt2", "whitespace"] {
+        let text = "The cat\n sat.\n\nOn the mat  \nit   slept.\nend 42\nx}\ny\n".repeat(50);
+        for name in ["gpt2", "whitespace", "r50k", "cl100k", "o200k"] {
             let p = Pretokenizer::builtin(name).unwrap();
             let whole = p.pieces(&text).unwrap();
             for target in [1, 7, 64, 1000] {

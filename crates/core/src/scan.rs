@@ -1,0 +1,452 @@
+//! Hand-written scanners for the builtin patterns (GPT-2 / r50k / p50k,
+//! cl100k, o200k): the same pieces as the published regexes, in one pass and
+//! linear time, with no backtracking stack to overflow on a megabyte of
+//! spaces. Each scanner decides, at a position, which alternative of the
+//! pattern matches first (leftmost-first, as the regex engine does) and where
+//! that match ends; the reasoning for each alternative is written beside it.
+//! Character classes come from the regex engine's own Unicode tables
+//! (regex-syntax), so `\p{L}` here is `\p{L}` there.
+//!
+//! Tests compare every scanner with the regex itself (fancy-regex).
+
+use std::sync::OnceLock;
+
+use regex_syntax::hir::{Class, HirKind};
+
+const LETTER: u16 = 1; // \p{L}
+const NUMBER: u16 = 2; // \p{N}
+const SPACE: u16 = 4; // \s (White_Space)
+const UPPER: u16 = 8; // \p{Lu}
+const LOWER: u16 = 16; // \p{Ll}
+const TITLE: u16 = 32; // \p{Lt}
+const MODIFIER: u16 = 64; // \p{Lm}
+const OTHER_LETTER: u16 = 128; // \p{Lo}
+const MARK: u16 = 256; // \p{M}
+
+/// o200k's "upper-ish" class [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}].
+const CASED_UPPER: u16 = UPPER | TITLE | MODIFIER | OTHER_LETTER | MARK;
+/// o200k's "lower-ish" class [\p{Ll}\p{Lm}\p{Lo}\p{M}].
+const CASED_LOWER: u16 = LOWER | MODIFIER | OTHER_LETTER | MARK;
+
+const BLOCK: usize = 256;
+
+/// Class flags of every code point, in deduplicated blocks of 256.
+struct Classes {
+    block_of: Vec<u16>,
+    blocks: Vec<[u16; BLOCK]>,
+}
+
+fn classes() -> &'static Classes {
+    static CLASSES: OnceLock<Classes> = OnceLock::new();
+    CLASSES.get_or_init(|| {
+        let mut flags = vec![0u16; 0x110000];
+        for (pattern, flag) in [
+            (r"\p{L}", LETTER),
+            (r"\p{N}", NUMBER),
+            (r"\s", SPACE),
+            (r"\p{Lu}", UPPER),
+            (r"\p{Ll}", LOWER),
+            (r"\p{Lt}", TITLE),
+            (r"\p{Lm}", MODIFIER),
+            (r"\p{Lo}", OTHER_LETTER),
+            (r"\p{M}", MARK),
+        ] {
+            let hir = regex_syntax::parse(pattern).expect("a valid class");
+            let HirKind::Class(Class::Unicode(class)) = hir.kind() else {
+                unreachable!("{pattern} is a Unicode class")
+            };
+            for range in class.ranges() {
+                for slot in &mut flags[range.start() as usize..=range.end() as usize] {
+                    *slot |= flag;
+                }
+            }
+        }
+        let mut block_of = Vec::with_capacity(flags.len() / BLOCK);
+        let mut blocks: Vec<[u16; BLOCK]> = Vec::new();
+        let mut seen = std::collections::HashMap::new();
+        for chunk in flags.chunks(BLOCK) {
+            let block: [u16; BLOCK] = chunk.try_into().expect("whole blocks");
+            let index = *seen.entry(block).or_insert_with(|| {
+                blocks.push(block);
+                blocks.len() - 1
+            });
+            block_of.push(index as u16);
+        }
+        Classes { block_of, blocks }
+    })
+}
+
+#[inline]
+fn class_of(c: char) -> u16 {
+    let table = classes();
+    let cp = c as usize;
+    table.blocks[table.block_of[cp / BLOCK] as usize][cp % BLOCK]
+}
+
+/// `\s`, as the regex engine defines it.
+pub fn is_space(c: char) -> bool {
+    class_of(c) & SPACE != 0
+}
+
+/// `\p{L}` or `\p{N}`, as the regex engine defines them.
+pub fn is_letter_or_number(c: char) -> bool {
+    class_of(c) & (LETTER | NUMBER) != 0
+}
+
+/// Neither \s, \p{L} nor \p{N}: the `[^\s\p{L}\p{N}]` of the patterns.
+#[inline]
+fn is_other(class: u16) -> bool {
+    class & (SPACE | LETTER | NUMBER) == 0
+}
+
+/// The character at byte `i` and its length; `i` is a char boundary.
+#[inline]
+fn char_at(text: &str, i: usize) -> Option<(char, usize)> {
+    let c = text[i..].chars().next()?;
+    Some((c, c.len_utf8()))
+}
+
+/// End of the longest run of characters from `i` whose class satisfies `keep`.
+#[inline]
+fn run_of(text: &str, mut i: usize, keep: impl Fn(char, u16) -> bool) -> usize {
+    while let Some((c, len)) = char_at(text, i) {
+        if !keep(c, class_of(c)) {
+            break;
+        }
+        i += len;
+    }
+    i
+}
+
+/// A whitespace run from `i`: (end, start of its last char, start of its last \r or \n).
+fn space_run(text: &str, i: usize) -> (usize, usize, Option<usize>) {
+    let (mut end, mut last, mut newline) = (i, i, None);
+    while let Some((c, len)) = char_at(text, end) {
+        if class_of(c) & SPACE == 0 {
+            break;
+        }
+        if c == '\r' || c == '\n' {
+            newline = Some(end);
+        }
+        last = end;
+        end += len;
+    }
+    (end, last, newline)
+}
+
+/// Length of a contraction suffix after an apostrophe at `i` ('s 't 're 've
+/// 'm 'll 'd), including the apostrophe; case-insensitive per Unicode simple
+/// case folding when `fold` (so `ſ` counts as `s`, `K`... never appears).
+fn contraction(text: &str, i: usize, fold: bool) -> Option<usize> {
+    let rest = text.get(i..)?.strip_prefix('\'')?;
+    let mut chars = rest.chars();
+    let norm = |c: Option<char>| -> Option<char> {
+        let c = c?;
+        Some(if !fold {
+            c
+        } else if c == 'ſ' {
+            's'
+        } else {
+            c.to_ascii_lowercase()
+        })
+    };
+    let (first, second) = (norm(chars.next()), norm(chars.next()));
+    let first_len = rest.chars().next().map_or(0, char::len_utf8);
+    match (first, second) {
+        (Some('s' | 't' | 'm' | 'd'), _) => Some(1 + first_len),
+        (Some('r'), Some('e')) | (Some('v'), Some('e')) | (Some('l'), Some('l')) => {
+            let second_len = rest[first_len..].chars().next().map_or(0, char::len_utf8);
+            Some(1 + first_len + second_len)
+        }
+        _ => None,
+    }
+}
+
+/// The builtin patterns that have a scanner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scanner {
+    /// GPT-2's pattern and tiktoken's r50k/p50k form of it (they cut alike).
+    Gpt2,
+    Cl100k,
+    O200k,
+}
+
+impl Scanner {
+    /// Calls `piece` for every piece of `text`, in order.
+    pub fn for_each_piece<'t>(self, text: &'t str, mut piece: impl FnMut(&'t str)) {
+        let mut i = 0;
+        while i < text.len() {
+            let end = match self {
+                Scanner::Gpt2 => gpt2_end(text, i),
+                Scanner::Cl100k => cl100k_end(text, i),
+                Scanner::O200k => o200k_end(text, i),
+            };
+            debug_assert!(end > i);
+            piece(&text[i..end]);
+            i = end;
+        }
+    }
+}
+
+/// Where a whitespace run at `i` ends as `\s+(?!\S)` would cut it, else the
+/// single character (`\s`): whole run at the end of the text, all but its
+/// last character before a non-space, one character when it is alone.
+#[inline]
+fn space_end(text: &str, i: usize, end: usize, last: usize) -> usize {
+    if end == text.len() || last == i {
+        end
+    } else {
+        last
+    }
+}
+
+/// `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+fn gpt2_end(text: &str, i: usize) -> usize {
+    let (c, len) = char_at(text, i).expect("i < len");
+    if c == '\'' {
+        if let Some(n) = contraction(text, i, false) {
+            return i + n;
+        }
+    }
+    let class = class_of(c);
+    // ` ?X+`: a space joins the run that follows it.
+    let (start, class) = match (c, char_at(text, i + len)) {
+        (' ', Some((next, _))) if class_of(next) & SPACE == 0 => (i + len, class_of(next)),
+        _ => (i, class),
+    };
+    if class & LETTER != 0 {
+        return run_of(text, start, |_, k| k & LETTER != 0);
+    }
+    if class & NUMBER != 0 {
+        return run_of(text, start, |_, k| k & NUMBER != 0);
+    }
+    if is_other(class) {
+        return run_of(text, start, |_, k| is_other(k));
+    }
+    let (end, last, _) = space_run(text, i);
+    space_end(text, i, end, last)
+}
+
+/// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|
+///  ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
+fn cl100k_end(text: &str, i: usize) -> usize {
+    let (c, len) = char_at(text, i).expect("i < len");
+    if c == '\'' {
+        if let Some(n) = contraction(text, i, true) {
+            return i + n;
+        }
+    }
+    let class = class_of(c);
+    let letters = |from| run_of(text, from, |_, k| k & LETTER != 0);
+    // `[^\r\n\p{L}\p{N}]?+\p{L}++`: one leading non-letter, non-digit, non-newline
+    // character may join a word; possessive, so without the word it fails.
+    if class & LETTER != 0 {
+        return letters(i);
+    }
+    let prefixable = c != '\r' && c != '\n' && class & NUMBER == 0;
+    if prefixable {
+        if let Some((next, _)) = char_at(text, i + len) {
+            if class_of(next) & LETTER != 0 {
+                return letters(i + len);
+            }
+        }
+    }
+    // `\p{N}{1,3}+`
+    if class & NUMBER != 0 {
+        let mut end = i;
+        for _ in 0..3 {
+            match char_at(text, end) {
+                Some((d, n)) if class_of(d) & NUMBER != 0 => end += n,
+                _ => break,
+            }
+        }
+        return end;
+    }
+    // ` ?[^\s\p{L}\p{N}]++[\r\n]*+`
+    let other_start = match (c, char_at(text, i + len)) {
+        (' ', Some((next, _))) if is_other(class_of(next)) => Some(i + len),
+        _ if is_other(class) => Some(i),
+        _ => None,
+    };
+    if let Some(start) = other_start {
+        let end = run_of(text, start, |_, k| is_other(k));
+        return run_of(text, end, |ch, _| ch == '\r' || ch == '\n');
+    }
+    // Whitespace: `\s++$`, then `\s*[\r\n]` (up to the run's last newline),
+    // then `\s+(?!\S)`, then `\s`.
+    let (end, last, newline) = space_run(text, i);
+    if end == text.len() {
+        return end;
+    }
+    if let Some(at) = newline {
+        return at + 1;
+    }
+    space_end(text, i, end, last)
+}
+
+/// The o200k pattern (seven alternatives; see the module docs of tiktoken):
+/// `P?U*W+C?|P?U+W*C?|\p{N}{1,3}| ?O+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+` with
+/// P = [^\r\n\p{L}\p{N}], U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}],
+/// W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], O = [^\s\p{L}\p{N}], C = a contraction.
+fn o200k_end(text: &str, i: usize) -> usize {
+    let (c, len) = char_at(text, i).expect("i < len");
+    let class = class_of(c);
+    let prefixable = c != '\r' && c != '\n' && class & (LETTER | NUMBER) == 0;
+    let with_contraction = |end: usize| end + contraction(text, end, true).unwrap_or(0);
+
+    // `U*W+` from `s`: U* takes the longest run it can while W+ still finds a
+    // character: either the W run right after the U run, or (backtracking)
+    // the last character of the U run that is also in W.
+    let upper_then_lower = |s: usize| -> Option<usize> {
+        let mut end = s;
+        let mut last_lower_in_run = None;
+        while let Some((ch, n)) = char_at(text, end) {
+            let k = class_of(ch);
+            if k & CASED_UPPER == 0 {
+                break;
+            }
+            if k & CASED_LOWER != 0 {
+                last_lower_in_run = Some(end + n);
+            }
+            end += n;
+        }
+        match char_at(text, end) {
+            Some((ch, _)) if class_of(ch) & CASED_LOWER != 0 => {
+                Some(run_of(text, end, |_, k| k & CASED_LOWER != 0))
+            }
+            _ => last_lower_in_run,
+        }
+    };
+    // `U+W*` from `s`.
+    let upper_run_then_lower = |s: usize| -> Option<usize> {
+        let end = run_of(text, s, |_, k| k & CASED_UPPER != 0);
+        (end > s).then(|| run_of(text, end, |_, k| k & CASED_LOWER != 0))
+    };
+    // Each alternative tries the optional prefix P first, then without it.
+    for alternative in [
+        &upper_then_lower as &dyn Fn(usize) -> Option<usize>,
+        &upper_run_then_lower,
+    ] {
+        if prefixable {
+            if let Some(end) = alternative(i + len) {
+                return with_contraction(end);
+            }
+        }
+        if let Some(end) = alternative(i) {
+            return with_contraction(end);
+        }
+    }
+    // `\p{N}{1,3}`
+    if class & NUMBER != 0 {
+        let mut end = i;
+        for _ in 0..3 {
+            match char_at(text, end) {
+                Some((d, n)) if class_of(d) & NUMBER != 0 => end += n,
+                _ => break,
+            }
+        }
+        return end;
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    let other_start = match (c, char_at(text, i + len)) {
+        (' ', Some((next, _))) if is_other(class_of(next)) => Some(i + len),
+        _ if is_other(class) => Some(i),
+        _ => None,
+    };
+    if let Some(start) = other_start {
+        let end = run_of(text, start, |_, k| is_other(k));
+        return run_of(text, end, |ch, _| ch == '\r' || ch == '\n' || ch == '/');
+    }
+    // Whitespace: `\s*[\r\n]+` (up to the run's last newline), then
+    // `\s+(?!\S)`, then `\s+`.
+    let (end, last, newline) = space_run(text, i);
+    if let Some(at) = newline {
+        return at + 1;
+    }
+    space_end(text, i, end, last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretokenize::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, R50K_PATTERN};
+
+    fn by_regex(regex: &fancy_regex::Regex, text: &str) -> Vec<String> {
+        regex
+            .find_iter(text)
+            .map(|m| m.unwrap().as_str().to_owned())
+            .collect()
+    }
+
+    fn by_scanner(scanner: Scanner, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        scanner.for_each_piece(text, |p| out.push(p.to_owned()));
+        out
+    }
+
+    /// Characters of every class that matters, and the seams between them.
+    const ALPHABET: &[char] = &[
+        'a', 'Z', 'é', 'ß', 'ǅ', 'ʰ', '日', 'ا', '\u{301}', '\u{93f}', '1', '٣', '²', 'Ⅻ', ' ',
+        ' ', '\t', '\n', '\r', '\u{3000}', '\u{85}', '\'', 's', 'S', 'ſ', 't', 'l', 'L', 'v', 'e',
+        'r', 'm', 'd', 'D', '!', '.', '/', '-', '😀', '\u{200d}', '_', '$',
+    ];
+
+    fn random_texts(seed: u64, count: usize) -> Vec<String> {
+        let mut state = seed;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        (0..count)
+            .map(|_| {
+                let len = (next() % 24) as usize;
+                (0..len)
+                    .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn check(scanner: Scanner, pattern: &str) {
+        let regex = fancy_regex::Regex::new(pattern).unwrap();
+        for text in random_texts(0x9e3779b97f4a7c15 ^ pattern.len() as u64, 20_000) {
+            assert_eq!(
+                by_scanner(scanner, &text),
+                by_regex(&regex, &text),
+                "{pattern} on {text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn gpt2_scanner_equals_both_gpt2_patterns() {
+        check(Scanner::Gpt2, GPT2_PATTERN);
+        check(Scanner::Gpt2, R50K_PATTERN);
+    }
+
+    #[test]
+    fn cl100k_scanner_equals_the_pattern() {
+        check(Scanner::Cl100k, CL100K_PATTERN);
+    }
+
+    #[test]
+    fn o200k_scanner_equals_the_pattern() {
+        check(Scanner::O200k, O200K_PATTERN);
+    }
+
+    #[test]
+    fn long_runs_are_linear_and_exact() {
+        for text in [
+            "a".repeat(100_000),
+            " ".repeat(100_000),
+            "\n".repeat(50_000) + "x",
+        ] {
+            for scanner in [Scanner::Gpt2, Scanner::Cl100k, Scanner::O200k] {
+                let pieces = by_scanner(scanner, &text);
+                assert_eq!(pieces.concat(), text);
+            }
+        }
+    }
+}
