@@ -214,6 +214,95 @@ def test_inspect_shows_size_specials_and_merges(tokenizer_file, capsys):
     assert "10 longest tokens:" in out
 
 
+# ---- OpenAI encodings, .tiktoken files, convert ----
+
+
+@pytest.fixture
+def tiktoken_dir(shared_data, monkeypatch) -> Path:
+    path = shared_data / "models" / "tiktoken"
+    if not (path / "cl100k_base.tiktoken").is_file():
+        pytest.skip(f"cl100k_base.tiktoken not found in {path}")
+    monkeypatch.setenv("BYTEPAIR_TIKTOKEN_DIR", str(path))
+    return path
+
+
+def test_encode_with_an_encoding_name(tiktoken_dir, capsys):
+    # "hello world" in OpenAI's encodings, as tiktoken gives it.
+    assert run("encode", "--model", "cl100k_base", "hello world") == 0
+    assert capsys.readouterr().out.split() == ["15339", "1917"]
+    assert run("encode", "-m", "o200k_base", "--allow-special", "hello world<|endoftext|>") == 0
+    assert capsys.readouterr().out.split() == ["24912", "2375", "199999"]
+    assert run("encode", "-t", tiktoken_dir / "r50k_base.tiktoken", "hello world") == 0
+    assert capsys.readouterr().out.split() == ["31373", "995"]
+    assert run("decode", "--model", "cl100k_base", "15339", "1917") == 0
+    assert capsys.readouterr().out == "hello world"
+
+
+def test_inspect_an_encoding(tiktoken_dir, capsys):
+    assert run("inspect", "cl100k_base") == 0
+    out = capsys.readouterr().out
+    assert "vocab size:     100277 (16 ids unused)" in out
+    assert "'<|endofprompt|>'" in out
+
+
+def test_unknown_model_or_missing_directory_is_a_clean_error(tmp_path, monkeypatch, capsys):
+    code = run("encode", "--model", "cl100k", "hi")
+    assert_user_error(capsys, code, "cl100k", "cl100k_base")
+    monkeypatch.delenv("BYTEPAIR_TIKTOKEN_DIR", raising=False)
+    code = run("encode", "--model", "o200k_base", "hi")
+    assert_user_error(capsys, code, "BYTEPAIR_TIKTOKEN_DIR", "o200k_base.tiktoken", "openaipublic")
+    monkeypatch.setenv("BYTEPAIR_TIKTOKEN_DIR", str(tmp_path))
+    code = run("encode", "--model", "o200k_base", "hi")
+    assert_user_error(capsys, code, str(tmp_path / "o200k_base.tiktoken"))
+
+
+def test_convert_to_tiktoken_and_back(tmp_path, tokenizer_file, capsys):
+    out = tmp_path / "tok.tiktoken"
+    assert run("convert", tokenizer_file, out, "--to", "tiktoken") == 0
+    assert f"wrote {out}, {out}.json" in capsys.readouterr().out
+    text = "the cat sat on the mat, naïve 東京 👋🏽"
+    for model in (tokenizer_file, out):
+        assert run("encode", "--model", model, "--json", text) == 0
+        assert json.loads(capsys.readouterr().out) == bytepair.load(tokenizer_file).encode(text)
+
+    code = run("convert", tokenizer_file, out, "--to", "tiktoken")
+    assert_user_error(capsys, code, str(out), "--force")
+    assert run("convert", tokenizer_file, out, "--to", "tiktoken", "--force") == 0
+
+
+def test_convert_tiktoken_to_huggingface_and_gpt2(tmp_path, tokenizer_file, tiktoken_dir, capsys):
+    out = tmp_path / "hf" / "tokenizer.json"
+    assert run("convert", "r50k_base", out, "--to", "huggingface") == 0
+    text = "Hello world, it's 2024!\n  indented"
+    assert bytepair.load(out).encode(text) == bytepair.get_encoding("r50k_base").encode(text)
+    assert bytepair.load(out).model.merges is not None  # a merge list, checked exact
+
+    gpt2_dir = tmp_path / "gpt2"
+    assert run("convert", tokenizer_file, gpt2_dir, "--to", "gpt2") == 0
+    assert bytepair.load(gpt2_dir).encode(text) == bytepair.load(tokenizer_file).encode(text)
+
+
+def test_convert_refuses_a_merge_list_tiktoken_cannot_reproduce(tmp_path, capsys):
+    # "abc" comes from a + bc, but merging its bytes gives ab + c: unreachable.
+    tokens = tuple(bytes([b]) for b in range(256)) + (b"ab", b"bc", b"abc")
+    merges = ((97, 98), (98, 99), (97, 257))
+    pretokenizer = bytepair.Pretokenizer("none", None)
+    source = tmp_path / "odd.json"
+    bytepair.Tokenizer(bytepair.BPEModel(tokens, merges, {}, pretokenizer)).save(source)
+    out = tmp_path / "odd.tiktoken"
+    code = run("convert", source, out, "--to", "tiktoken")
+    assert_user_error(capsys, code, "b'abc' (id 258)", "not reachable")
+    assert not out.exists()
+
+    assert run("convert", source, out, "--to", "tiktoken", "--allow-inexact") == 0
+    captured = capsys.readouterr()
+    assert "bytepair: warning:" in captured.err and "b'abc'" in captured.err
+    assert out.exists()
+
+    code = run("convert", source, tmp_path / "x.json", "--to", "huggingface", "--allow-inexact")
+    assert_user_error(capsys, code, "--allow-inexact")
+
+
 # ---- demo ----
 
 

@@ -5,19 +5,26 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
 
 from bytepair.errors import FormatError
-from bytepair.formats import gpt2, huggingface, load_model
+from bytepair.formats import gpt2, hf_regex, huggingface, load_model
 from bytepair.formats.byte_level import (
     BYTE_CHARS,
     bytes_to_unicode_text,
     unicode_text_to_bytes,
 )
 from bytepair.model import BPEModel
-from bytepair.pretokenizers import GPT2_PATTERN, WHITESPACE_PATTERN, Pretokenizer, resolve
+from bytepair.pretokenizers import (
+    BUILTIN_PATTERNS,
+    GPT2_PATTERN,
+    WHITESPACE_PATTERN,
+    Pretokenizer,
+    resolve,
+)
 
 SHARED_DATA = Path(
     os.environ.get(
@@ -325,7 +332,7 @@ def _give_id(key, id_of):
 def _move_last_id_up(document):
     vocab = document["model"]["vocab"]
     last = max(vocab, key=vocab.get)
-    vocab[last] += 5
+    vocab[last] += 1
 
 
 def _add_special(token_id_delta, content="<|new|>"):
@@ -349,6 +356,12 @@ def _special_id_mismatch(document):
     document["added_tokens"][0]["id"] = 5
 
 
+def _special_on_shifted_id(document):
+    # A gap at id 265 moves 'ab' to 266, the id tokenizers gives a new token outside the vocab.
+    _move_last_id_up(document)
+    _add_special(0)(document)
+
+
 CORRUPT_HF = {
     "missing-model": (_delete("model"), "top level", "missing key 'model'"),
     "missing-vocab": (_delete("model", "vocab"), "model", "missing key 'vocab'"),
@@ -362,11 +375,6 @@ CORRUPT_HF = {
     "empty-key": (_rename_vocab_key("he", ""), "model.vocab key ''", "empty"),
     "id-not-integer": (_set(("model", "vocab", "he"), "7"), "model.vocab key 'he'", "'7'"),
     "duplicate-id": (_give_id("he", "a"), "model.vocab key", "is given to both"),
-    "ids-not-dense": (
-        _move_last_id_up,
-        "model.vocab",
-        "not dense 0..265: id 265 is missing (largest id 270)",
-    ),
     "byte-missing": (
         _rename_vocab_key("Ċ", "ĊĊĊ"),
         "model.vocab",
@@ -397,18 +405,23 @@ CORRUPT_HF = {
     ),
     "added-token-beyond-vocab": (
         _add_special(3),
-        "added_tokens (id 269, '<|new|>')",
-        "id 269 is beyond the vocabulary: 266 model tokens and 1 added outside them make ids 0..266",
+        "added_tokens[2]",
+        "'<|new|>' (id 269) is not in model.vocab, so tokenizers gives it id 266, not 269",
+    ),
+    "added-token-below-vocab-size": (
+        _add_special(-1),
+        "added_tokens[2]",
+        "tokenizers gives it id 266, not 265",
     ),
     "added-token-id-mismatch": (
         _special_id_mismatch,
-        "model.vocab key '<|endoftext|>'",
+        "added_tokens[0]",
         "id 5 in the added tokens but id 0 in the vocabulary",
     ),
     "added-token-takes-used-id": (
-        _add_special(-1),
-        "added_tokens (id 265, '<|new|>')",
-        "id 265 is given to both 'ab' and '<|new|>'",
+        _special_on_shifted_id,
+        "added_tokens (id 266, '<|new|>')",
+        "id 266 is given to both 'ab' and '<|new|>'",
     ),
     "added-token-missing-id": (
         _delete("added_tokens", 0, "id"),
@@ -475,12 +488,26 @@ def _replace_pretokenizer(value):
     return _set(("pre_tokenizer",), value)
 
 
+def _ignore_merges_with_orphan(document):
+    # 'zz' is in the vocabulary but no merge makes it: the whole-piece lookup would.
+    document["model"]["vocab"]["zz"] = len(document["model"]["vocab"])
+    document["model"]["ignore_merges"] = True
+
+
 UNSUPPORTED_HF = {
     "normalizer": (_set(("normalizer",), {"type": "NFC"}), "normalizer", '"NFC"'),
     "post_processor": (
-        _set(("post_processor",), {"type": "TemplateProcessing", "single": []}),
+        _set(("post_processor",), {"type": "UnknownProcessing"}),
         "post_processor",
-        "TemplateProcessing",
+        "UnknownProcessing",
+    ),
+    "post_processor-in-sequence": (
+        _set(
+            ("post_processor",),
+            {"type": "Sequence", "processors": [{"type": "ByteLevel"}, {"type": "Other"}]},
+        ),
+        "post_processor.processors[1]",
+        '"Other"',
     ),
     "truncation": (_set(("truncation",), {"max_length": 5}), "truncation", "max_length"),
     "padding": (_set(("padding",), {"pad_id": 0}), "padding", "pad_id"),
@@ -488,7 +515,7 @@ UNSUPPORTED_HF = {
     "model-type": (_set(("model", "type"), "Unigram"), "model.type", '"Unigram"'),
     "byte_fallback": (_set(("model", "byte_fallback"), True), "model.byte_fallback", "true"),
     "dropout": (_set(("model", "dropout"), 0.1), "model.dropout", "0.1"),
-    "ignore_merges": (_set(("model", "ignore_merges"), True), "model.ignore_merges", "true"),
+    "ignore_merges": (_ignore_merges_with_orphan, "model.ignore_merges", "b'zz' (id 266)"),
     "prefix": (
         _set(("model", "continuing_subword_prefix"), "##"),
         "model.continuing_subword_prefix",
@@ -511,7 +538,6 @@ UNSUPPORTED_HF = {
         "added_tokens[0].special",
         "'<|endoftext|>' (id 0) is not special",
     ),
-    "lstrip": (_set(("added_tokens", 1, "lstrip"), True), "added_tokens[1].lstrip", "lstrip true"),
     "version": (_set(("version",), "2.0"), "version", '"2.0"'),
 }
 
@@ -545,14 +571,6 @@ def test_unsupported_split_option_is_named(case):
         huggingface.loads(json.dumps(document), "tok.json")
     assert info.value.where.startswith("pre_tokenizer.pretokenizers[")
     assert info.value.where.endswith(key) and shown in info.value.problem, str(info.value)
-
-
-def test_roberta_tokenizer_json_is_refused_naming_post_processor():
-    path = SHARED_DATA / "models" / "hf" / "roberta-base.tokenizer.json"
-    if not path.is_file():
-        pytest.skip(f"shared data absent: {path} (set BYTEPAIR_SHARED_DATA)")
-    with pytest.raises(FormatError, match=r"\(post_processor\).*RobertaProcessing"):
-        load_model(path)
 
 
 # ---------------------------------------------------------------------------
@@ -606,10 +624,10 @@ def test_gpt2_merge_of_unmade_token_names_line(tmp_path):
     [
         (lambda v: v.__setitem__("ĊĊĊ", v.pop("Ċ")), None, "single byte 0x0A"),
         (lambda v: v.__setitem__("he", v["a"]), "key 'he'", "is given to both"),
-        (lambda v: v.__setitem__("<|pad|>", 300), None, "id 265 is missing (largest id 300)"),
         (lambda v: v.__setitem__("he", -1), "key 'he'", "not a non-negative integer"),
+        (lambda v: v.__setitem__("he", True), "key 'he'", "not a non-negative integer"),
     ],
-    ids=["byte-missing", "duplicate-id", "ids-not-dense", "negative-id"],
+    ids=["byte-missing", "duplicate-id", "negative-id", "boolean-id"],
 )
 def test_gpt2_bad_vocab_names_file_and_key(tmp_path, mutate, where, problem):
     vocab, merges = gpt2_tables()
@@ -721,3 +739,346 @@ def test_tokenizers_reads_real_gpt2_written_by_us(tmp_path):
     peer = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     assert peer.get_vocab_size() == 50257
     assert peer.token_to_id("<|endoftext|>") == 50256 and peer.token_to_id("Ġthe") == 262
+
+
+# ---------------------------------------------------------------------------
+# Unused ids, and what tokenizers does with added tokens
+
+
+def _with_gap(model: BPEModel, at: int) -> BPEModel:
+    """``model`` with an unused id inserted at ``at`` (later ids move up by one)."""
+
+    def move(i: int) -> int:
+        return i + 1 if i >= at else i
+
+    tokens = model.tokens[:at] + (None,) + model.tokens[at:]
+    merges = tuple((move(a), move(b)) for a, b in model.merges)
+    specials = {text: move(i) for text, i in model.special_tokens.items()}
+    return BPEModel(tokens, merges, specials, model.pretokenizer)
+
+
+@pytest.mark.parametrize("at", [258, 262], ids=["between-bytes", "between-merges"])
+def test_vocabulary_with_unused_ids_roundtrips(tmp_path, at):
+    model = _with_gap(make_model(specials_first=False), at)
+    assert model.tokens[at] is None
+    assert huggingface.loads(huggingface.dumps(model), "mem") == model
+    gpt2.save(model, tmp_path)
+    assert gpt2.load(tmp_path) == model
+    assert str(at) not in json.loads((tmp_path / "vocab.json").read_text("utf-8")).values()
+
+
+def test_unused_id_is_no_key_in_the_written_vocabulary():
+    model = _with_gap(make_model(specials_first=False), 300)
+    vocab = hf_document(model)["model"]["vocab"]
+    assert 300 not in vocab.values() and len(vocab) == len(model.tokens) - 1
+
+
+def test_tokenizers_numbering_of_added_tokens_outside_the_vocab():
+    model = make_model(specials_first=False)
+    document = hf_document(model)
+    for text in SPECIALS:
+        del document["model"]["vocab"][text]
+    # tokenizers numbers them from the vocabulary's size up, in file order: 264, 265.
+    assert huggingface.loads(json.dumps(document), "mem") == model
+    document["added_tokens"].reverse()
+    with pytest.raises(FormatError, match=r"gives it id 264, not 265") as info:
+        huggingface.loads(json.dumps(document), "mem")
+    assert info.value.where == "added_tokens[0]"
+
+
+def _warnings_of(document) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        huggingface.loads(json.dumps(document), "tok.json")
+    return [str(w.message) for w in caught]
+
+
+TEMPLATE_WITH_BOS = {
+    "type": "TemplateProcessing",
+    "single": [
+        {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}},
+        {"Sequence": {"id": "A", "type_id": 0}},
+    ],
+    "pair": [],
+    "special_tokens": {},
+}
+
+
+@pytest.mark.parametrize(
+    ("post_processor", "named"),
+    [
+        ({"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0]}, "RobertaProcessing"),
+        ({"type": "BertProcessing", "sep": ["[SEP]", 2], "cls": ["[CLS]", 0]}, "BertProcessing"),
+        (TEMPLATE_WITH_BOS, "TemplateProcessing"),
+        (
+            {"type": "Sequence", "processors": [{"type": "ByteLevel"}, TEMPLATE_WITH_BOS]},
+            "TemplateProcessing",
+        ),
+    ],
+    ids=["roberta", "bert", "template", "llama3-sequence"],
+)
+def test_post_processor_that_adds_tokens_loads_with_a_warning(post_processor, named):
+    document = hf_document()
+    document["post_processor"] = post_processor
+    messages = _warnings_of(document)
+    assert len(messages) == 1, messages
+    assert messages[0].startswith("tok.json: post_processor " + named)
+    assert "add_special_tokens=False" in messages[0]
+
+
+@pytest.mark.parametrize(
+    "post_processor",
+    [
+        None,
+        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False},
+        {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}]},
+    ],
+    ids=["none", "byte-level", "template-adding-nothing"],
+)
+def test_post_processor_that_adds_nothing_loads_silently(post_processor):
+    document = hf_document()
+    document["post_processor"] = post_processor
+    assert _warnings_of(document) == []
+
+
+@pytest.mark.parametrize("option", ["lstrip", "rstrip", "single_word"])
+def test_special_token_strip_options_load_with_a_warning(option):
+    document = hf_document()
+    document["added_tokens"][1][option] = True
+    messages = _warnings_of(document)
+    assert len(messages) == 1 and f"'<|pad|>' {option}" in messages[0], messages
+
+
+def test_added_tokens_of_both_normalized_kinds_that_can_overlap_are_refused():
+    model = make_model(specials_first=False)
+    document = hf_document(model)
+    document["added_tokens"][1]["normalized"] = True  # '<|pad|>'; '<|endoftext|>' is not
+    # '<|endoftext|>' and '<|pad|>' cannot overlap: fine.
+    assert huggingface.loads(json.dumps(document), "mem") == model
+    document["added_tokens"][1]["content"] = "|><|p"
+    document["model"]["vocab"]["|><|p"] = document["model"]["vocab"].pop("<|pad|>")
+    with pytest.raises(FormatError, match=r"'<\|endoftext\|>' \(normalized false\) and '\|><\|p'"):
+        huggingface.loads(json.dumps(document), "mem")
+
+
+def test_special_overlap_rule():
+    from bytepair.formats.huggingface import _overlap
+
+    assert _overlap("<a>", "a>b") and _overlap("x<a", "<a>") and _overlap("<a>", "<a>>")
+    assert not _overlap("<|a|>", "<|b|>") and not _overlap("ab", "cd")
+
+
+# ---------------------------------------------------------------------------
+# ignore_merges and tiktoken's rule
+
+
+def test_inert_ignore_merges_reads_as_the_merge_list():
+    model = make_model()
+    document = hf_document(model)
+    document["model"]["ignore_merges"] = True  # every token is what merging its bytes gives
+    assert huggingface.loads(json.dumps(document), "mem") == model
+
+
+def _tiktoken_style_model(pretokenizer: Pretokenizer | None = None) -> BPEModel:
+    """Bytes, then 'ab' (256), 'abc' (257), 'bc' (258), an unused id, a special."""
+    tokens = [bytes([b]) for b in range(256)] + [b"ab", b"abc", b"bc", None, b"<|end|>"]
+    return BPEModel(tuple(tokens), None, {"<|end|>": 260}, pretokenizer or resolve("cl100k"))
+
+
+def test_tiktoken_rule_model_roundtrips_through_tokenizer_json():
+    model = _tiktoken_style_model()
+    document = hf_document(model)
+    assert document["model"]["ignore_merges"] is True
+    assert document["model"]["merges"] == ["a b", "ab c", "b c"]
+    assert huggingface.loads(json.dumps(document), "mem") == model
+
+
+def test_token_made_only_after_higher_ranked_merges_gets_its_merge():
+    # 'abc' (256) ranks below 'ab' (257): with ranks below its own nothing merges, yet
+    # tiktoken's rule makes it in "abcd" (ab first, then ab + c).
+    tokens = [bytes([b]) for b in range(256)] + [b"abc", b"ab"]
+    model = BPEModel(tuple(tokens), None, {}, resolve("none"))
+    document = hf_document(model)
+    assert document["model"]["merges"] == ["ab c", "a b"]
+    assert huggingface.loads(json.dumps(document), "mem") == model
+
+
+def test_merge_list_out_of_tiktoken_order_with_lookup_is_refused():
+    model = _tiktoken_style_model()
+    document = hf_document(model)
+    document["model"]["merges"].reverse()  # "ab c" before "a b": not id order, and abc unmade
+    with pytest.raises(FormatError, match=r"merging their own bytes does not make these tokens"):
+        huggingface.loads(json.dumps(document), "mem")
+
+
+@pytest.mark.parametrize("special", ["Ġhi", "Ã©"])
+def test_special_that_the_whole_piece_lookup_would_return_is_refused(special):
+    base = _tiktoken_style_model()
+    model = BPEModel(
+        base.tokens[:-1] + (special.encode(),), None, {special: 260}, base.pretokenizer
+    )
+    with pytest.raises(ValueError, match="whole-piece lookup"):
+        huggingface.dumps(model)
+    document = hf_document(_tiktoken_style_model())
+    document["added_tokens"][0]["content"] = special
+    document["model"]["vocab"][special] = document["model"]["vocab"].pop("<|end|>")
+    with pytest.raises(FormatError, match=r"model.ignore_merges.*whole-piece lookup"):
+        huggingface.loads(json.dumps(document), "mem")
+
+
+def test_gpt2_save_of_tiktoken_rule_model(tmp_path):
+    model = _tiktoken_style_model(resolve("gpt2"))
+    gpt2.save(model, tmp_path)
+    assert (tmp_path / "merges.txt").read_text("utf-8").splitlines()[1:] == ["a b", "ab c", "b c"]
+    loaded = gpt2.load(tmp_path)
+    assert loaded.tokens == model.tokens and loaded.special_tokens == model.special_tokens
+    unmade = BPEModel(model.tokens[:-2] + (b"xyz",), None, {}, model.pretokenizer)
+    with pytest.raises(ValueError, match=r"b'xyz' \(id 259\) is neither a single byte"):
+        gpt2.save(unmade, tmp_path / "other")
+
+
+# ---------------------------------------------------------------------------
+# GPT-2 files under OpenAI's names; .tiktoken files
+
+
+def test_load_model_reads_openai_file_names(tmp_path):
+    model = make_model(specials_first=False)
+    gpt2.save(model, tmp_path / "tmp")
+    os.rename(tmp_path / "tmp" / "vocab.json", tmp_path / "encoder.json")
+    os.rename(tmp_path / "tmp" / "merges.txt", tmp_path / "vocab.bpe")
+    assert load_model(tmp_path) == model
+    assert gpt2.load(tmp_path) == model
+    (tmp_path / "vocab.bpe").unlink()
+    with pytest.raises(FormatError, match="found encoder.json but not vocab.bpe"):
+        load_model(tmp_path)
+
+
+def test_load_model_names_openai_pair_when_nothing_found(tmp_path):
+    with pytest.raises(FormatError, match="then for encoder.json with vocab.bpe"):
+        load_model(tmp_path)
+
+
+def test_load_model_routes_tiktoken_files(tmp_path, monkeypatch):
+    from bytepair.formats import tiktoken as tiktoken_format
+
+    seen = []
+    monkeypatch.setattr(tiktoken_format, "load_model", lambda path: seen.append(path) or "model")
+    path = tmp_path / "mine.tiktoken"
+    path.write_bytes(b"")
+    assert load_model(path) == "model" and seen == [path]
+
+
+# ---------------------------------------------------------------------------
+# Split regexes: written in tokenizers' dialect, read back to ours
+
+
+def test_fold_pairs_are_the_ascii_multi_character_case_folds():
+    folds = {chr(c).casefold() for c in range(0x110000) if len(chr(c).casefold()) > 1}
+    pairs = {f[i : i + 2] for f in folds if f.isascii() and f.isalpha() for i in range(len(f) - 1)}
+    assert pairs == set(hf_regex.FOLD_PAIRS)
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (r"\p{N}{1,3}+", r"(?>\p{N}{1,3})"),
+        (r"\s++$|\s", r"\s++\z|\s"),
+        (r"^\s+|\S+", r"\A\s+|\S+"),
+        (
+            r"\w+|\W+",
+            r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+"
+            r"|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+",
+        ),
+        (r"[\w'-]+|\s", r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}'-]+|\s"),
+        (r"(?m:^)a|(?m:$)\n|b", r"^a|$\n|b"),
+        (r"(?:\p{N}{1,3})+|x", r"(?:\p{N}{1,3})+|x"),
+        (r"(?i:'s|'t|'re)|\p{L}+|\p{N}{1,3}|\s+", r"(?i:'s|'t|'re)|\p{L}+|\p{N}{1,3}|\s+"),
+    ],
+)
+def test_pattern_translation_both_ways(ours, theirs):
+    assert hf_regex.to_tokenizers(ours) == theirs
+    assert hf_regex.from_tokenizers(theirs) == ours
+
+
+@pytest.mark.parametrize(
+    ("theirs", "ours"),
+    [
+        (r"\p{N}{1,3}+", r"(?:\p{N}{1,3})+"),  # Oniguruma: a repeated interval, not possessive
+        (r"\w+", r"[\p{L}\p{M}\p{N}\p{Pc}]+"),
+        (r"[^\w\s]+", r"[^\p{L}\p{M}\p{N}\p{Pc}\s]+"),
+        (r"\s+$|\S", r"\s+(?m:$)|\S"),
+        (r"\s+\z|\S", r"\s+$|\S"),
+    ],
+)
+def test_tokenizers_patterns_read_in_our_dialect(theirs, ours):
+    assert hf_regex.from_tokenizers(theirs) == ours
+
+
+@pytest.mark.parametrize(
+    ("pattern", "construct", "reason"),
+    [
+        ("a*|b", "a*|b", "empty string"),
+        (r"(?i:ss)|x", "(?i:ss)|x", "'ss'"),
+        (r"(?i)s+", "(?i)s+", "'ss'"),
+        (r"(?i:st)", "(?i:st)", "'st'"),
+        (r"(?i:é)", "é", "non-ASCII"),
+        (r"a(?i)b|c", "(?i)", "only at the start of a group"),
+        (r"\bx", r"\b", r"\b is not supported"),
+        (r"\<x", r"\<", r"\< is not supported"),
+        (r"\Zx", r"\Z", r"\Z is not supported"),
+        (r"(?<=a)b", "(?<=", "look-behind"),
+        (r"(?m)a", "(?m", "groups are supported"),
+        (r"(?P<n>a)", "(?P", "groups are supported"),
+        (r"\p{Greek}", r"\p{Greek}", "'Greek'"),
+        (r"[[:alpha:]]", "[", "POSIX"),
+        (r"[a&&b]", "&&", "set operations"),
+        (r"a{,3}", "{,3}", "{n,m}"),
+        (r"a{2}*", "*", "quantifier on a quantifier"),
+        (r"x{1,3}+?", "?", "quantifier on a quantifier"),
+        (r"\1", r"\1", r"\1 is not supported"),
+        (r"[\W]", r"\W", "inside a class"),
+        (r"a{", "{", "{n,m}"),
+    ],
+)
+def test_untranslatable_patterns_name_the_construct(pattern, construct, reason):
+    for translate in (hf_regex.from_tokenizers, hf_regex.to_tokenizers):
+        with pytest.raises(hf_regex.UnsupportedPattern) as info:
+            translate(pattern)
+        assert info.value.construct == construct, str(info.value)
+        assert reason in str(info.value)
+
+
+@pytest.mark.parametrize("name", [n for n, p in BUILTIN_PATTERNS.items() if p])
+def test_builtin_pretokenizers_roundtrip_by_name(name):
+    model = make_model(pretokenizer=resolve(name))
+    document = hf_document(model)
+    assert huggingface.loads(json.dumps(document), "mem").pretokenizer == resolve(name)
+
+
+def test_p50k_gets_a_spelling_of_its_own():
+    r50k = hf_document(make_model(pretokenizer=resolve("r50k")))["pre_tokenizer"]
+    p50k = hf_document(make_model(pretokenizer=resolve("p50k")))["pre_tokenizer"]
+    r50k_regex = r50k["pretokenizers"][0]["pattern"]["Regex"]
+    assert p50k["pretokenizers"][0]["pattern"]["Regex"] == f"(?:{r50k_regex})"
+
+
+def test_writer_refuses_pattern_it_cannot_translate():
+    model = make_model(pretokenizer=Pretokenizer("regex", r"\b\w+\b|\s"))
+    with pytest.raises(ValueError, match=r"cannot be written so that tokenizers.*'\\\\b'"):
+        huggingface.dumps(model)
+
+
+def test_reader_refuses_split_regex_it_cannot_translate():
+    document = hf_document(make_model(pretokenizer=resolve("whitespace")))
+    document["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = r"\p{L}+|\P{L}*"
+    with pytest.raises(FormatError) as info:
+        huggingface.loads(json.dumps(document), "tok.json")
+    assert info.value.where == "pre_tokenizer.pretokenizers[0].pattern.Regex"
+    assert "empty string" in info.value.problem
+
+
+def test_untyped_unigram_model_is_named():
+    document = hf_document()
+    document["model"] = {"unk_id": 0, "vocab": [["a", 0.0]]}
+    with pytest.raises(FormatError, match=r'model.type "Unigram" \(the file gives no type'):
+        huggingface.loads(json.dumps(document), "mem")

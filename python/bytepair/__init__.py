@@ -9,7 +9,9 @@ The pure-Python reference (``bytepair.reference``) is the specification; the
 Rust core gives the same answers, faster.
 """
 
+from .encodings import get_encoding, list_encoding_names, load_tiktoken
 from .errors import DisallowedSpecialError, FormatError
+from .formats.tiktoken import save_tiktoken, to_tiktoken
 from .model import BPEModel
 from .pretokenizers import Pretokenizer
 from .tokenizer import Tokenizer, load
@@ -22,7 +24,12 @@ __all__ = [
     "Pretokenizer",
     "Tokenizer",
     "TrainingReport",
+    "get_encoding",
+    "list_encoding_names",
     "load",
+    "load_tiktoken",
+    "save_tiktoken",
+    "to_tiktoken",
     "train",
 ]
 __version__ = "0.1.0"

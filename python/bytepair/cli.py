@@ -1,4 +1,9 @@
-"""The ``bytepair`` command line: train, encode, decode, inspect, demo.
+"""The ``bytepair`` command line: train, encode, decode, inspect, convert, demo.
+
+A tokenizer is named by ``--model`` (alias ``-t/--tokenizer``): one of OpenAI's
+encodings (``cl100k_base``, read from ``$BYTEPAIR_TIKTOKEN_DIR``) or a path to a
+``tokenizer.json``, a GPT-2 directory (``vocab.json`` + ``merges.txt``) or a
+``.tiktoken`` file.
 
 Every user error (a missing file, a corrupt tokenizer, a disallowed special
 token, an id outside the vocabulary, an output that already exists) ends as
@@ -24,6 +29,7 @@ from typing import Callable, Optional, Union
 
 from . import __version__
 from .demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE, format_merge, readable, run_demo
+from .encodings import ENCODINGS, get_encoding, load_tiktoken
 from .errors import DisallowedSpecialError
 from .pretokenizers import BUILTIN_PATTERNS
 from .tokenizer import Tokenizer, load
@@ -83,7 +89,17 @@ def _write_bytes(data: bytes) -> None:
     binary.flush()
 
 
-def _load(path: str) -> Tokenizer:
+def _load(spec: str) -> Tokenizer:
+    """The tokenizer ``spec`` names: a path, else one of OpenAI's encodings."""
+    path = Path(spec)
+    if not path.exists():
+        if spec in ENCODINGS:
+            return get_encoding(spec)  # a clear error when the file is not there
+        raise CommandError(
+            f"{spec}: no such file or directory, and not an encoding name ({', '.join(ENCODINGS)})"
+        )
+    if path.is_file() and path.name.endswith(".tiktoken"):
+        return load_tiktoken(path)
     return load(path)  # FormatError names the file and what is wrong in it
 
 
@@ -217,7 +233,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
-    tokenizer = _load(args.tokenizer)
+    tokenizer = _load(args.model)
     text = args.text if args.text is not None else _read_stdin_text("the text")
     if args.ordinary:
         ids = tokenizer.encode_ordinary(text)
@@ -240,7 +256,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
-    tokenizer = _load(args.tokenizer)
+    tokenizer = _load(args.model)
     if args.ids:
         ids = _parse_ids(" ".join(args.ids), "the arguments")
     else:
@@ -312,6 +328,60 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- convert ----
+
+CONVERT_FORMATS = ("tiktoken", "huggingface", "gpt2")
+
+
+def _convert_targets(output: str, to: str) -> tuple[Path, list[Path]]:
+    """Where the conversion writes: (the path to pass the writer, the files it creates)."""
+    if to == "tiktoken":
+        from .formats.tiktoken import sidecar_path
+
+        path = Path(output)
+        if path.is_dir():
+            raise CommandError(
+                f"{output} is a directory; --to tiktoken writes a file (NAME.tiktoken, "
+                "plus NAME.tiktoken.json with the pattern and special tokens)"
+            )
+        return path, [path, sidecar_path(path)]
+    return _train_targets(output, to)
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    if args.allow_inexact and args.to != "tiktoken":
+        raise CommandError("--allow-inexact only applies to --to tiktoken")
+    save_path, targets = _convert_targets(args.output, args.to)
+    existing = [str(t) for t in targets if t.exists()]
+    if existing and not args.force:
+        verb = "exists" if len(existing) == 1 else "exist"
+        raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
+    tokenizer = _load(args.input)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if args.to == "tiktoken":
+            from .formats.tiktoken import save_tiktoken
+
+            save_path.parent.mkdir(parents=True, exist_ok=True)
+            save_tiktoken(tokenizer, save_path, force=args.allow_inexact, overwrite=True)
+        else:
+            if tokenizer.model.merges is None:
+                # tiktoken's rule as a merge list, checked to give the same ids.
+                from .formats.tiktoken import merge_list_model
+
+                tokenizer = Tokenizer(merge_list_model(tokenizer))
+            if args.to == "gpt2":
+                save_path.mkdir(parents=True, exist_ok=True)
+            else:
+                save_path.parent.mkdir(parents=True, exist_ok=True)
+            tokenizer.save(save_path, format=args.to, overwrite=True)
+    for warning in caught:
+        print(f"{PROG}: warning: {warning.message}", file=sys.stderr)
+    print(f"wrote {', '.join(str(t) for t in targets)}")
+    return 0
+
+
 # ---- demo ----
 
 
@@ -334,6 +404,21 @@ def _at_least(minimum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def _model_argument(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "-m",
+        "--model",
+        "-t",
+        "--tokenizer",
+        dest="model",
+        required=True,
+        metavar="MODEL",
+        help=f"an encoding name ({', '.join(ENCODINGS)}; the .tiktoken file is read from "
+        "$BYTEPAIR_TIKTOKEN_DIR), or a path: a tokenizer.json, a GPT-2 directory "
+        "(vocab.json + merges.txt) or a .tiktoken file",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -414,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="text -> token ids",
         description="Print the token ids of TEXT (or of stdin, exactly, newline included).",
     )
-    encode_cmd.add_argument("-t", "--tokenizer", required=True, metavar="PATH")
+    _model_argument(encode_cmd)
     encode_cmd.add_argument("text", nargs="?", metavar="TEXT", help="the text (default: stdin)")
     encode_cmd.add_argument("--json", action="store_true", help="print a JSON list")
     specials = encode_cmd.add_mutually_exclusive_group()
@@ -434,20 +519,46 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print the text of the ids (arguments, or stdin: whitespace-separated "
         "or a JSON list). Invalid UTF-8 becomes U+FFFD; --bytes gives the raw bytes.",
     )
-    decode_cmd.add_argument("-t", "--tokenizer", required=True, metavar="PATH")
+    _model_argument(decode_cmd)
     decode_cmd.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: stdin)")
     decode_cmd.add_argument("--bytes", action="store_true", help="write the raw bytes")
     decode_cmd.set_defaults(run=cmd_decode)
 
     inspect_cmd = commands.add_parser(
         "inspect",
-        help="summarize a tokenizer file",
+        help="summarize a tokenizer",
         description="Vocab size, merges, pre-tokenizer, special tokens, first and last merges "
-        "and the longest tokens of a tokenizer.json, or of a directory holding one or "
-        "vocab.json + merges.txt.",
+        "and the longest tokens of a tokenizer.json, a directory holding one or "
+        "vocab.json + merges.txt, a .tiktoken file or an encoding name.",
     )
-    inspect_cmd.add_argument("path", metavar="PATH")
+    inspect_cmd.add_argument(
+        "path", metavar="MODEL", help="a path, or an encoding name (as for encode --model)"
+    )
     inspect_cmd.set_defaults(run=cmd_inspect)
+
+    convert_cmd = commands.add_parser(
+        "convert",
+        help="write a tokenizer in another format",
+        description="Read IN (an encoding name, a tokenizer.json, a GPT-2 directory or a "
+        ".tiktoken file) and write it to OUT in the format --to names. Never replaces an "
+        "existing output without --force. A conversion that would change ids is an error.",
+    )
+    convert_cmd.add_argument("input", metavar="IN")
+    convert_cmd.add_argument(
+        "output",
+        metavar="OUT",
+        help="tiktoken: the .tiktoken file (NAME.tiktoken.json is written next to it); "
+        "huggingface: a tokenizer.json path or a directory; gpt2: a directory",
+    )
+    convert_cmd.add_argument("--to", required=True, choices=CONVERT_FORMATS)
+    convert_cmd.add_argument("--force", action="store_true", help="replace existing outputs")
+    convert_cmd.add_argument(
+        "--allow-inexact",
+        action="store_true",
+        help="tiktoken: write even when tiktoken's rule would give other ids than the "
+        "merge list (with a warning naming the tokens)",
+    )
+    convert_cmd.set_defaults(run=cmd_convert)
 
     demo_cmd = commands.add_parser(
         "demo",

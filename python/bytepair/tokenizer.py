@@ -248,7 +248,8 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return (
-            f"<Tokenizer n_vocab={self.n_vocab} merges={len(self._model.merges)} "
+            f"<Tokenizer n_vocab={self.n_vocab} "
+            f"merges={'by token id' if self._model.merges is None else len(self._model.merges)} "
             f"special={len(self._model.special_tokens)} pretokenizer={self.pretokenizer.name!r}>"
         )
 

@@ -26,6 +26,9 @@ pub enum Error {
         size: usize,
     },
 
+    #[error("token id {id} at position {position} is unused: no token of this vocabulary has it")]
+    UnusedId { id: u32, position: usize },
+
     #[error("invalid special tokens: {0}")]
     InvalidSpecialTokens(String),
 

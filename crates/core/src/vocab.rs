@@ -41,6 +41,9 @@ pub struct Vocab {
     merge_rules: FxHashMap<u64, MergeRule>,
     special: SpecialTokens,
     is_special: Vec<bool>,
+    /// Tokens whose own bytes encode to exactly themselves: a piece equal to
+    /// one of them needs no merging (for trained vocabularies, all of them).
+    encodes_to_itself: Vec<bool>,
 }
 
 fn describe(bytes: &[u8]) -> String {
@@ -164,7 +167,7 @@ impl Vocab {
                 }
             }
         }
-        Ok(Self {
+        let mut vocab = Self {
             tokens,
             ids_by_bytes,
             byte_ids,
@@ -172,7 +175,27 @@ impl Vocab {
             merge_rules,
             special,
             is_special,
-        })
+            encodes_to_itself: Vec::new(),
+        };
+        if matches!(vocab.ranking, Ranking::Merges(_)) {
+            vocab.encodes_to_itself = vocab.find_tokens_that_encode_to_themselves();
+        }
+        Ok(vocab)
+    }
+
+    fn find_tokens_that_encode_to_themselves(&self) -> Vec<bool> {
+        let mut parts = Vec::new();
+        (0..self.tokens.len())
+            .map(|id| {
+                let bytes = &self.tokens[id];
+                if self.is_special[id] || bytes.is_empty() {
+                    return false;
+                }
+                parts.clear();
+                crate::bpe::encode::encode_below_rank(self, bytes, u32::MAX, &mut parts);
+                parts[..] == [id as u32]
+            })
+            .collect()
     }
 
     /// Number of ids (including unused ones).
@@ -206,10 +229,15 @@ impl Vocab {
         self.ids_by_bytes.get(bytes).copied()
     }
 
-    /// Whether a piece that is itself a token encodes to it directly (tiktoken).
+    /// The token a whole piece encodes to without merging, if there is one:
+    /// under tiktoken's rule any token; otherwise a token whose bytes encode
+    /// to itself (so the shortcut cannot change the answer).
     #[inline]
-    pub fn whole_piece_lookup(&self) -> bool {
-        matches!(self.ranking, Ranking::TokenIds)
+    pub fn whole_piece(&self, piece: &[u8]) -> Option<u32> {
+        let id = self.id_of(piece)?;
+        let direct =
+            matches!(self.ranking, Ranking::TokenIds) || self.encodes_to_itself[id as usize];
+        direct.then_some(id)
     }
 
     #[inline]

@@ -222,15 +222,9 @@ impl CoreBPE {
     }
 
     fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
-        let vocab = self.inner.vocab();
-        match vocab.token(id) {
-            Some(bytes) => Ok(PyBytes::new(py, bytes)),
-            None => Err(to_py(Error::UnknownId {
-                id,
-                position: 0,
-                size: vocab.len(),
-            })),
-        }
+        let bytes =
+            bytepair_core::decode::decode_bytes(self.inner.vocab(), &[id]).map_err(to_py)?;
+        Ok(PyBytes::new(py, &bytes))
     }
 
     // ---- Miscellaneous ----

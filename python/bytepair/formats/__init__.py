@@ -25,45 +25,61 @@ PathLike = Union[str, "os.PathLike[str]"]
 HF_FILE = "tokenizer.json"
 GPT2_VOCAB_FILE = "vocab.json"
 GPT2_MERGES_FILE = "merges.txt"
+# The same two files under the names OpenAI published them with.
+GPT2_ORIGINAL_VOCAB_FILE = "encoder.json"
+GPT2_ORIGINAL_MERGES_FILE = "vocab.bpe"
+GPT2_PAIRS = (
+    (GPT2_VOCAB_FILE, GPT2_MERGES_FILE),
+    (GPT2_ORIGINAL_VOCAB_FILE, GPT2_ORIGINAL_MERGES_FILE),
+)
+TIKTOKEN_SUFFIX = ".tiktoken"
 
 
 def load_model(path: PathLike) -> BPEModel:
     """Read the tokenizer at ``path``.
 
-    A file is read as a HuggingFace ``tokenizer.json``. A directory is read
-    from its ``tokenizer.json`` when it has one, else from its GPT-2 pair
-    ``vocab.json`` + ``merges.txt``.
+    A ``.tiktoken`` file is read by :mod:`.tiktoken` (tiktoken's rule); any
+    other file as a HuggingFace ``tokenizer.json``. A directory is read from
+    its ``tokenizer.json`` when it has one, else from its GPT-2 pair
+    ``vocab.json`` + ``merges.txt`` (or ``encoder.json`` + ``vocab.bpe``).
     """
     from . import gpt2, huggingface
 
     path = Path(path)
     if path.is_file():
+        if path.suffix == TIKTOKEN_SUFFIX:
+            try:
+                from .tiktoken import load_model as load_tiktoken_model
+            except ImportError:  # pragma: no cover - the module ships with the package
+                raise FormatError(path, "reading .tiktoken files is not available") from None
+            return load_tiktoken_model(path)
         return huggingface.load(path)
     if path.is_dir():
         if (path / HF_FILE).is_file():
             return huggingface.load(path / HF_FILE)
-        has_vocab = (path / GPT2_VOCAB_FILE).is_file()
-        has_merges = (path / GPT2_MERGES_FILE).is_file()
-        if has_vocab and has_merges:
+        if gpt2.file_pair(path) is not None:
             return gpt2.load(path)
-        if has_vocab or has_merges:
-            found, absent = (
-                (GPT2_VOCAB_FILE, GPT2_MERGES_FILE)
-                if has_vocab
-                else (GPT2_MERGES_FILE, GPT2_VOCAB_FILE)
-            )
-            raise FormatError(
-                path, f"found {found} but not {absent}; the GPT-2 format needs both files"
-            )
+        for vocab_name, merges_name in GPT2_PAIRS:
+            has_vocab = (path / vocab_name).is_file()
+            has_merges = (path / merges_name).is_file()
+            if has_vocab or has_merges:
+                found, absent = (
+                    (vocab_name, merges_name) if has_vocab else (merges_name, vocab_name)
+                )
+                raise FormatError(
+                    path, f"found {found} but not {absent}; the GPT-2 format needs both files"
+                )
         raise FormatError(
             path,
-            f"no tokenizer in this directory: looked for {HF_FILE}, "
-            f"then for {GPT2_VOCAB_FILE} with {GPT2_MERGES_FILE}",
+            f"no tokenizer in this directory: looked for {HF_FILE}, then for "
+            f"{GPT2_VOCAB_FILE} with {GPT2_MERGES_FILE}, then for "
+            f"{GPT2_ORIGINAL_VOCAB_FILE} with {GPT2_ORIGINAL_MERGES_FILE}",
         )
     raise FormatError(
         path,
-        f"no such file or directory: expected a {HF_FILE} file, or a directory holding "
-        f"{HF_FILE} or {GPT2_VOCAB_FILE} with {GPT2_MERGES_FILE}",
+        f"no such file or directory: expected a {HF_FILE} or {TIKTOKEN_SUFFIX} file, or a "
+        f"directory holding {HF_FILE}, {GPT2_VOCAB_FILE} with {GPT2_MERGES_FILE}, or "
+        f"{GPT2_ORIGINAL_VOCAB_FILE} with {GPT2_ORIGINAL_MERGES_FILE}",
     )
 
 

@@ -21,8 +21,7 @@ format modules only add where in their file each table lives.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Callable, Optional
 
 from ..errors import FormatError
@@ -81,18 +80,33 @@ def unicode_text_to_bytes(text: str) -> bytes:
 # Model -> tables (writing)
 
 
-def model_to_tables(model: BPEModel, format_name: str) -> tuple[dict[str, int], list[str]]:
+def model_to_tables(
+    model: BPEModel,
+    format_name: str,
+    merges: Optional[Sequence[tuple[int, int]]] = None,
+) -> tuple[dict[str, int], list[str]]:
     """The ``vocab`` (text -> id, in id order) and ``merges`` ("left right") of ``model``.
 
-    A special token's key is its raw text, every other token's key its
-    byte-level text. ValueError when two tokens would get the same key (the
-    file's map cannot hold both) or when a merge is repeated (readers that
+    ``merges`` replaces the model's own merge list (a model with tiktoken's
+    rule has none; the format decides which list encodes like it). A special
+    token's key is its raw text, every other token's key its byte-level text;
+    unused ids are left out. ValueError when two tokens would get the same key
+    (the file's map cannot hold both) or when a merge is repeated (readers that
     keep the last rank would tokenize differently).
     """
+    if merges is None:
+        if model.merges is None:
+            raise ValueError(
+                f"cannot write the {format_name} format: the model ranks merges by tiktoken's "
+                "rule and no merge list was derived for it"
+            )
+        merges = model.merges
     special_ids = {token_id: text for text, token_id in model.special_tokens.items()}
     vocab: dict[str, int] = {}
     owner: dict[str, str] = {}  # key -> description of the token that took it, for the error
     for token_id, token in enumerate(model.tokens):
+        if token is None:
+            continue
         if token_id in special_ids:
             key = special_ids[token_id]
             description = f"special token {key!r} (id {token_id})"
@@ -107,18 +121,18 @@ def model_to_tables(model: BPEModel, format_name: str) -> tuple[dict[str, int], 
         vocab[key] = token_id
         owner[key] = description
 
-    texts = [bytes_to_unicode_text(token) for token in model.tokens]
-    merges: list[str] = []
+    texts = {i: bytes_to_unicode_text(t) for i, t in enumerate(model.tokens) if t is not None}
+    lines: list[str] = []
     first_rank: dict[tuple[int, int], int] = {}
-    for rank, pair in enumerate(model.merges):
+    for rank, pair in enumerate(merges):
         if pair in first_rank:
             raise ValueError(
                 f"cannot write the {format_name} format: merge {rank + 1} repeats merge "
                 f"{first_rank[pair] + 1} (ids {pair[0]}, {pair[1]})"
             )
         first_rank[pair] = rank
-        merges.append(f"{texts[pair[0]]} {texts[pair[1]]}")
-    return vocab, merges
+        lines.append(f"{texts[pair[0]]} {texts[pair[1]]}")
+    return vocab, lines
 
 
 # ---------------------------------------------------------------------------
@@ -128,14 +142,6 @@ def model_to_tables(model: BPEModel, format_name: str) -> tuple[dict[str, int], 
 # (problem, 0-based merge index) for the merges. Each format says how it names places.
 VocabError = Callable[[str, Optional[str]], FormatError]
 MergeError = Callable[[str, int], FormatError]
-
-
-def first_missing_id(ids: Iterable[int]) -> int | None:
-    """The smallest id absent from distinct non-negative ``ids``, or None when they are 0..n-1."""
-    present = set(ids)
-    if not present or max(present) == len(present) - 1:
-        return None
-    return next(i for i in itertools.count() if i not in present)
 
 
 def model_from_tables(
@@ -151,10 +157,11 @@ def model_from_tables(
 
     ``special_tokens`` (raw text -> id) must all be keys of ``vocab`` with that
     id; the format resolves specials that live outside its vocabulary map
-    before calling. Checks: ids are non-negative integers, distinct and dense;
-    non-special keys are byte-level text; every single byte is present; every
-    merge names two non-special tokens whose concatenation is a non-special
-    token; no merge is repeated.
+    before calling. Checks: ids are non-negative integers and distinct (unused
+    ids between them are allowed: they read as None); non-special keys are
+    byte-level text; every single byte is present; every merge names two
+    non-special tokens whose concatenation is a non-special token; no merge is
+    repeated.
     """
     tokens_by_id: dict[int, bytes] = {}
     key_by_id: dict[int, str] = {}
@@ -184,13 +191,6 @@ def model_from_tables(
             raise vocab_error(f"{exc}; a token must be byte-level text", key) from None
         id_by_text[key] = token_id
 
-    missing = first_missing_id(tokens_by_id)
-    if missing is not None:
-        raise vocab_error(
-            f"ids are not dense 0..{len(tokens_by_id) - 1}: id {missing} is missing "
-            f"(largest id {max(tokens_by_id)})",
-            None,
-        )
     for byte, char in enumerate(BYTE_CHARS):
         if char not in id_by_text:
             raise vocab_error(
@@ -224,7 +224,7 @@ def model_from_tables(
 
     specials = dict(sorted(special_tokens.items(), key=lambda item: item[1]))
     return BPEModel(
-        tokens=tuple(tokens_by_id[i] for i in range(len(tokens_by_id))),
+        tokens=tuple(tokens_by_id.get(i) for i in range(max(tokens_by_id) + 1)),
         merges=tuple(merge_ids),
         special_tokens=specials,
         pretokenizer=pretokenizer,

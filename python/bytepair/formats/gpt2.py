@@ -2,7 +2,8 @@
 
 ``vocab.json`` maps each token's byte-level text to its id; ``merges.txt``
 starts with ``#version: 0.2`` and then holds one merge per line, ``left right``
-in byte-level text, in rank order.
+in byte-level text, in rank order. OpenAI published them as ``encoder.json``
+and ``vocab.bpe``; a directory may hold either pair of names.
 
 The pair records neither a pre-tokenizer (readers assume GPT-2's pattern) nor
 which tokens are special. So only models with the ``gpt2`` pre-tokenizer are
@@ -21,6 +22,7 @@ from ..model import BPEModel
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer
 from . import (
     GPT2_MERGES_FILE,
+    GPT2_PAIRS,
     GPT2_VOCAB_FILE,
     PathLike,
     parse_json,
@@ -28,6 +30,7 @@ from . import (
     write_text_atomic,
 )
 from .byte_level import CHAR_BYTES, model_from_tables, model_to_tables
+from .merge_rules import natural_merges
 
 FORMAT_NAME = "GPT-2 (vocab.json + merges.txt)"
 VERSION_LINE = "#version: 0.2"
@@ -36,20 +39,29 @@ VERSION_LINE = "#version: 0.2"
 def save(model: BPEModel, directory: PathLike) -> None:
     """Write ``directory/vocab.json`` and ``directory/merges.txt`` (each atomically).
 
-    ValueError, before anything is written, when the files could not give the
-    model back: another pre-tokenizer than ``gpt2``, a special token whose text
-    is another token's byte-level text, a repeated merge, or a token that is
-    neither a byte, a merge result nor special (it would read back as special).
+    A model with tiktoken's rule (``merges`` None) is written as the merge
+    list that encodes like it, which is exact when merging makes every token
+    (true of OpenAI's vocabularies). ValueError, before anything is written,
+    when the files could not give the model back: another pre-tokenizer than
+    ``gpt2``, a special token whose text is another token's byte-level text, a
+    repeated merge, or a token that is neither a byte, a merge result nor
+    special (it would read back as special, and under tiktoken's rule only a
+    whole-piece lookup, which the format has no way to ask for, gives it).
     """
     if model.pretokenizer.kind != "gpt2":
         raise ValueError(
             f"the GPT-2 format cannot record the pre-tokenizer {model.pretokenizer.name!r} "
             "(readers always apply GPT-2's pattern); save with format='huggingface' instead"
         )
-    vocab, merges = model_to_tables(model, FORMAT_NAME)
-    made = {model.tokens[left] + model.tokens[right] for left, right in model.merges}
+    merge_ids = model.merges
+    if merge_ids is None:
+        merge_ids, _ = natural_merges(model.tokens, model.special_tokens.values())
+    vocab, merges = model_to_tables(model, FORMAT_NAME, merge_ids)
+    made = {model.tokens[left] + model.tokens[right] for left, right in merge_ids}  # type: ignore[operator]
     special_ids = set(model.special_tokens.values())
     for token_id, token in enumerate(model.tokens):
+        if token is None:
+            continue
         if token_id not in special_ids and len(token) != 1 and token not in made:
             raise ValueError(
                 f"cannot write the {FORMAT_NAME} format: token {token!r} (id {token_id}) is "
@@ -88,11 +100,24 @@ def _read_merges(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
     return pairs, line_numbers
 
 
-def load(directory: PathLike) -> BPEModel:
-    """Read ``directory/vocab.json`` and ``directory/merges.txt``; pre-tokenizer ``gpt2``."""
+def file_pair(directory: PathLike) -> tuple[Path, Path] | None:
+    """The (vocabulary, merges) files in ``directory``: ``vocab.json`` + ``merges.txt``,
+    else ``encoder.json`` + ``vocab.bpe``; None when neither pair is complete."""
     directory = Path(directory)
-    vocab_path = directory / GPT2_VOCAB_FILE
-    merges_path = directory / GPT2_MERGES_FILE
+    for vocab_name, merges_name in GPT2_PAIRS:
+        if (directory / vocab_name).is_file() and (directory / merges_name).is_file():
+            return directory / vocab_name, directory / merges_name
+    return None
+
+
+def load(directory: PathLike) -> BPEModel:
+    """Read ``directory/vocab.json`` and ``directory/merges.txt`` (or OpenAI's names
+    for them, ``encoder.json`` and ``vocab.bpe``); pre-tokenizer ``gpt2``."""
+    directory = Path(directory)
+    vocab_path, merges_path = file_pair(directory) or (
+        directory / GPT2_VOCAB_FILE,
+        directory / GPT2_MERGES_FILE,
+    )
     vocab = parse_json(read_text(vocab_path), str(vocab_path))
     if not isinstance(vocab, dict):
         raise FormatError(vocab_path, "expected a JSON object mapping tokens to ids", "top level")

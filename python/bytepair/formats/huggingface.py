@@ -5,27 +5,90 @@ tokenizer: no normalizer, a ByteLevel pre-tokenizer (preceded by a regex Split
 when the pre-tokenizer is not GPT-2's), a BPE model over byte-level strings,
 the special tokens as added tokens, and a ByteLevel decoder. Each special also
 sits in the model vocabulary under its raw text, because ``tokenizers`` keeps a
-special's id only when the model vocabulary holds it.
+special's id only when the model vocabulary holds it. A Split regex is written
+in the dialect of ``tokenizers``' regex engine (Oniguruma; see
+:mod:`.hf_regex`), and a model with tiktoken's ranking rule as the merge list
+that encodes like it plus ``ignore_merges`` (see :mod:`.merge_rules`).
 
-What we read is exactly that family. A component that would make
-``tokenizers`` produce other ids than ours (a normalizer, a post-processor
-that adds tokens, BPE-dropout, word prefixes/suffixes, ``add_prefix_space``,
-non-special added tokens, ...) is a FormatError naming it: a file is read
+What we read is exactly that family, from whatever wrote it (GPT-2, RoBERTa,
+Llama-3 and Qwen2 style files): ByteLevel alone, or a regex Split then
+ByteLevel, vocabularies with unused ids, special added tokens anywhere, and
+``ignore_merges`` when it is provably inert or provably tiktoken's rule. Two
+things load with a warning, since they only matter outside what bytepair's
+encode does: a post-processor that adds tokens (bytepair's encode is
+``encode(text, add_special_tokens=False)``, like tiktoken's) and a special
+token's ``lstrip``/``rstrip``/``single_word`` (they only act where the special
+is allowed in the text). Anything else that would make ``tokenizers`` give
+other ids than ours (a normalizer, non-special added tokens, BPE-dropout, byte
+fallback, word prefixes/suffixes, ``add_prefix_space``, Metaspace, a regex the
+engines read differently, ...) is a FormatError naming it: a file is read
 exactly or not at all. Not yet read: Unigram models (SPEC §5).
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping
 
 from ..errors import FormatError
 from ..model import BPEModel
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer
 from . import PathLike, parse_json, read_text, write_text_atomic
-from .byte_level import model_from_tables, model_to_tables
+from .byte_level import CHAR_BYTES, model_from_tables, model_to_tables, unicode_text_to_bytes
+from .hf_regex import UnsupportedPattern, from_tokenizers, to_tokenizers
+from .merge_rules import follows_tiktoken_rule, natural_merges, not_made_by_merges
 
 FORMAT_NAME = "HuggingFace tokenizer.json"
+
+
+# ---------------------------------------------------------------------------
+# Regex Split patterns
+
+
+def split_pattern(pretokenizer: Pretokenizer) -> str:
+    """The ``Split`` regex (Oniguruma dialect) for a pre-tokenizer with a pattern.
+
+    UnsupportedPattern when tokenizers' engine cannot be made to cut the same.
+    """
+    assert pretokenizer.pattern is not None
+    pattern = to_tokenizers(pretokenizer.pattern)
+    if pretokenizer.kind == "p50k":
+        # p50k's regex is r50k's; a spelling of its own keeps the name on a round trip.
+        pattern = f"(?:{pattern})"
+    return pattern
+
+
+_builtin_spellings: dict[str, str] = {}
+
+
+def _builtin_named(regex: str) -> str | None:
+    """The builtin pre-tokenizer whose Split regex is ``regex``, if any."""
+    if not _builtin_spellings:
+        for name, pattern in BUILTIN_PATTERNS.items():
+            if pattern is not None:
+                _builtin_spellings.setdefault(split_pattern(Pretokenizer(name, pattern)), name)
+    return _builtin_spellings.get(regex)
+
+
+def lookup_clashes(model_specials: Mapping[str, int]) -> list[str]:
+    """Special tokens that ``ignore_merges`` would give to ordinary text.
+
+    With ``ignore_merges`` tokenizers looks each piece's byte-level text up in
+    the whole model vocabulary, specials included. A special whose text is
+    itself byte-level text of *other* (valid UTF-8) text, such as ``"Ġhi"``
+    for " hi", would then be returned for that text.
+    """
+    clashes = []
+    for text in model_specials:
+        if all(char in CHAR_BYTES for char in text):
+            try:
+                decoded = unicode_text_to_bytes(text).decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if decoded != text:
+                clashes.append(text)
+    return clashes
 
 
 # ---------------------------------------------------------------------------
@@ -50,9 +113,17 @@ def _pretokenizer_to_json(pretokenizer: Pretokenizer) -> dict[str, object]:
         return _byte_level(use_regex=False)
     if not pretokenizer.pattern:
         raise ValueError(f"pre-tokenizer {pretokenizer.kind!r} has no pattern to write")
+    try:
+        regex = split_pattern(pretokenizer)
+    except UnsupportedPattern as exc:
+        raise ValueError(
+            f"cannot write the {FORMAT_NAME} format: the pre-tokenizer pattern "
+            f"{pretokenizer.pattern!r} cannot be written so that tokenizers' regex engine "
+            f"(Oniguruma) cuts text the same way: {exc}"
+        ) from None
     split = {
         "type": "Split",
-        "pattern": {"Regex": pretokenizer.pattern},
+        "pattern": {"Regex": regex},
         "behavior": "Isolated",
         "invert": False,
     }
@@ -62,10 +133,27 @@ def _pretokenizer_to_json(pretokenizer: Pretokenizer) -> dict[str, object]:
 def dumps(model: BPEModel) -> str:
     """The ``tokenizer.json`` text of ``model``.
 
-    ValueError when the file cannot hold the model exactly: a special token's
-    text equal to another token's byte-level text, or a repeated merge.
+    A model with tiktoken's rule (``merges`` None) is written as the merge
+    list that encodes exactly like it, with ``ignore_merges`` for its
+    whole-piece lookup. ValueError when the file cannot hold the model
+    exactly: a special token's text equal to another token's byte-level text,
+    a repeated merge, a pattern tokenizers' engine reads differently, or (for
+    tiktoken's rule) a special token the whole-piece lookup would return for
+    ordinary text.
     """
-    vocab, merges = model_to_tables(model, FORMAT_NAME)
+    merges = None
+    ignore_merges = model.merges is None
+    if ignore_merges:
+        clashes = lookup_clashes(model.special_tokens)
+        if clashes:
+            raise ValueError(
+                f"cannot write the {FORMAT_NAME} format: the special tokens {clashes!r} are "
+                "byte-level text of other text, which tokenizers' whole-piece lookup "
+                "(ignore_merges, needed for tiktoken's rule) would turn into the special token"
+            )
+        merges, _ = natural_merges(model.tokens, model.special_tokens.values())
+    pre_tokenizer = _pretokenizer_to_json(model.pretokenizer)
+    vocab, merge_lines = model_to_tables(model, FORMAT_NAME, merges)
     added_tokens = [
         {
             "id": token_id,
@@ -84,7 +172,7 @@ def dumps(model: BPEModel) -> str:
         "padding": None,
         "added_tokens": added_tokens,
         "normalizer": None,
-        "pre_tokenizer": _pretokenizer_to_json(model.pretokenizer),
+        "pre_tokenizer": pre_tokenizer,
         "post_processor": None,
         "decoder": {
             "type": "ByteLevel",
@@ -100,9 +188,9 @@ def dumps(model: BPEModel) -> str:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": False,
+            "ignore_merges": ignore_merges,
             "vocab": vocab,
-            "merges": merges,
+            "merges": merge_lines,
         },
     }
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
@@ -123,6 +211,22 @@ def _show(value: object) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def _type_of(value: object) -> str:
+    return str(value.get("type")) if isinstance(value, dict) else _show(value)
+
+
+# Post-processors that only add tokens around a sequence (when tokenizers encodes with
+# add_special_tokens=True); ByteLevel post-processing only trims offsets.
+_ADDING_POST_PROCESSORS = ("RobertaProcessing", "BertProcessing", "TemplateProcessing")
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether occurrences of ``a`` and ``b`` can overlap in a text."""
+    if a in b or b in a:
+        return True
+    return any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b))))
+
+
 class _Reader:
     """Checks one document; every error names ``source`` and the JSON place."""
 
@@ -134,6 +238,9 @@ class _Reader:
 
     def unsupported(self, where: str, value: object, why: str) -> FormatError:
         return self.error(f"{where} {_show(value)} is not supported: {why}", where)
+
+    def warn(self, message: str) -> None:
+        warnings.warn(f"{self.source}: {message}", UserWarning, stacklevel=5)
 
     def object_at(self, value: object, where: str) -> dict:
         if not isinstance(value, dict):
@@ -154,24 +261,64 @@ class _Reader:
         for key in ("truncation", "padding"):
             if document.get(key) is not None:
                 raise self.unsupported(key, document[key], "it changes the ids encode returns")
-        if document.get("normalizer") is not None:
+
+    def check_normalizer(self, value: object) -> None:
+        if value is not None:
             raise self.unsupported(
-                "normalizer", document["normalizer"], "bytepair reads byte-level BPE without one"
+                "normalizer",
+                value,
+                f"a {_type_of(value)} normalizer changes the text before it is cut; bytepair "
+                "reads byte-level BPE without one",
             )
-        post_processor = document.get("post_processor")
-        # ByteLevel post-processing only trims offsets; any other adds or moves tokens.
-        if post_processor is not None and not (
-            isinstance(post_processor, dict) and post_processor.get("type") == "ByteLevel"
-        ):
-            raise self.unsupported(
-                "post_processor", post_processor, "it adds tokens that bytepair's encode does not"
+
+    def check_post_processor(self, value: object) -> None:
+        adding = self.post_processor_steps(value, "post_processor")
+        if adding:
+            self.warn(
+                f"post_processor {' + '.join(adding)} adds special tokens when tokenizers encodes "
+                "with add_special_tokens=True (its default); bytepair never adds them: its "
+                "encode gives the ids of tokenizers' encode(text, add_special_tokens=False)"
             )
-        decoder = document.get("decoder")
-        if decoder is not None and not (
-            isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"
-        ):
+
+    def post_processor_steps(self, value: object, where: str) -> list[str]:
+        """The post-processors in ``value`` that add tokens; FormatError on an unknown one."""
+        if value is None:
+            return []
+        step = self.object_at(value, where)
+        kind = step.get("type")
+        if kind == "ByteLevel":
+            return []
+        if kind == "Sequence":
+            steps = step.get("processors")
+            if not isinstance(steps, list):
+                raise self.error(f"expected a list, got {_show(steps)}", f"{where}.processors")
+            found: list[str] = []
+            for index, inner in enumerate(steps):
+                found += self.post_processor_steps(inner, f"{where}.processors[{index}]")
+            return found
+        if kind == "TemplateProcessing":
+            single = step.get("single")
+            if isinstance(single, list) and all(
+                isinstance(item, dict) and "Sequence" in item for item in single
+            ):
+                return []  # the single-sequence template adds nothing
+            return [str(kind)]
+        if kind in _ADDING_POST_PROCESSORS:
+            return [str(kind)]
+        raise self.unsupported(
+            where,
+            value,
+            "bytepair knows the post-processors ByteLevel, RobertaProcessing, BertProcessing, "
+            "TemplateProcessing and Sequence",
+        )
+
+    def check_decoder(self, value: object) -> None:
+        if value is not None and _type_of(value) != "ByteLevel":
             raise self.unsupported(
-                "decoder", decoder, "byte-level BPE decodes by joining token bytes (ByteLevel)"
+                "decoder",
+                value,
+                f"a {_type_of(value)} decoder is not byte-level BPE's; bytepair decodes by "
+                "joining token bytes (ByteLevel)",
             )
 
     def byte_level_uses_regex(self, step: Mapping[str, object], where: str) -> bool:
@@ -192,7 +339,12 @@ class _Reader:
     def pretokenizer(self, value: object) -> Pretokenizer:
         where = "pre_tokenizer"
         if value is None:
-            raise self.unsupported(where, value, "byte-level BPE needs a ByteLevel pre-tokenizer")
+            raise self.unsupported(
+                where,
+                value,
+                "byte-level BPE needs a ByteLevel pre-tokenizer (without one tokenizers looks "
+                "characters, not bytes, up in the vocabulary)",
+            )
         step = self.object_at(value, where)
         kind = step.get("type")
         if kind == "ByteLevel":
@@ -208,10 +360,17 @@ class _Reader:
             and steps[0].get("type") == "Split"
             and steps[1].get("type") == "ByteLevel"
         ):
+            kinds = (
+                [_type_of(s) for s in steps]
+                if kind == "Sequence" and isinstance(steps, list)
+                else None
+            )
+            found = f"a Sequence of {kinds}" if kinds is not None else f"{kind!r}"
             raise self.unsupported(
                 where,
                 value,
-                "bytepair reads ByteLevel, or a Sequence of a regex Split then ByteLevel",
+                f"bytepair reads ByteLevel, or a Sequence of a regex Split then ByteLevel; "
+                f"found {found}",
             )
         split, byte_level = steps
         split_where = f"{where}.pretokenizers[0]"
@@ -240,34 +399,80 @@ class _Reader:
                 "a second regex after the Split would cut pieces again",
             )
         regex = pattern["Regex"]
+        name = _builtin_named(regex)
+        if name is not None:
+            return Pretokenizer(name, BUILTIN_PATTERNS[name])
+        try:
+            translated = from_tokenizers(regex)
+        except UnsupportedPattern as exc:
+            raise self.error(
+                f"the Split regex {regex!r} cannot be run exactly as tokenizers runs it "
+                f"(Oniguruma; bytepair runs Rust's fancy-regex): {exc}",
+                f"{split_where}.pattern.Regex",
+            ) from None
         for name, builtin in BUILTIN_PATTERNS.items():
-            if builtin == regex:
+            if builtin == translated:
                 return Pretokenizer(name, builtin)
-        return Pretokenizer("regex", regex)
+        return Pretokenizer("regex", translated)
 
-    def check_model_options(self, model: Mapping[str, object]) -> None:
-        kind = model.get("type", "BPE")  # files written by older tokenizers omit it
+    def check_model_options(self, model: Mapping[str, object]) -> bool:
+        """Checks the BPE options; returns ``ignore_merges``."""
+        kind = model.get("type")
+        told = ""
+        if kind is None:
+            # Files written by older tokenizers omit the type; tell it as tokenizers does.
+            told = " (the file gives no type; told by its keys)"
+            if "merges" in model:
+                kind = "BPE"
+            elif isinstance(model.get("vocab"), list) or "unk_id" in model:
+                kind = "Unigram"
+            elif "max_input_chars_per_word" in model:
+                kind = "WordPiece"
+            else:
+                kind = "WordLevel"
         if kind != "BPE":
-            raise self.unsupported("model.type", kind, "bytepair reads BPE models")
+            raise self.error(
+                f"model.type {_show(kind)}{told} is not supported: bytepair reads byte-level "
+                "BPE models (not Unigram, WordPiece or WordLevel)",
+                "model.type",
+            )
         if model.get("dropout") is not None:
-            raise self.unsupported("model.dropout", model["dropout"], "BPE-dropout is not read")
+            raise self.unsupported(
+                "model.dropout", model["dropout"], "BPE-dropout makes encoding random"
+            )
+        if model.get("byte_fallback", False) is not False:
+            raise self.unsupported(
+                "model.byte_fallback",
+                model["byte_fallback"],
+                "byte fallback (<0x..> tokens for unknown characters) belongs to "
+                "SentencePiece-style BPE over characters, not byte-level BPE",
+            )
         # Empty strings are how older files say "no prefix / suffix".
         for key in ("continuing_subword_prefix", "end_of_word_suffix"):
             if model.get(key) not in (None, ""):
                 raise self.unsupported(f"model.{key}", model[key], "byte-level BPE has none")
-        for key in ("byte_fallback", "ignore_merges"):
-            if model.get(key, False) is not False:
-                raise self.unsupported(f"model.{key}", model[key], "expected false")
+        ignore_merges = model.get("ignore_merges", False)
+        if not isinstance(ignore_merges, bool):
+            raise self.error(
+                f"expected true or false, got {_show(ignore_merges)}", "model.ignore_merges"
+            )
         # unk_token and fuse_unk are inert: every byte is in the vocabulary (checked
         # below), so a byte-level model never meets an unknown symbol.
+        return ignore_merges
 
     # -- the vocabulary ----------------------------------------------------
 
-    def special_tokens(self, value: object) -> dict[str, int]:
+    def special_tokens(self, value: object, vocab: Mapping[str, object]) -> dict[str, int]:
+        """The special added tokens, with the ids tokenizers gives them."""
         if not isinstance(value, list):
             raise self.error(f"expected a list, got {_show(value)}", "added_tokens")
         specials: dict[str, int] = {}
-        ids: set[int] = set()
+        normalized: dict[str, bool] = {}
+        stripping: list[str] = []
+        # tokenizers numbers an added token outside the model vocabulary itself,
+        # ignoring the file's id: from the vocabulary's size up, in file order.
+        model_size = len(vocab)
+        assigned: list[int] = []
         for index, entry in enumerate(value):
             where = f"added_tokens[{index}]"
             entry = self.object_at(entry, where)
@@ -280,24 +485,67 @@ class _Reader:
             label = f"added token {content!r} (id {token_id})"
             if entry.get("special", False) is not True:
                 raise self.error(
-                    f"{label} is not special; bytepair reads only special added tokens",
+                    f"{label} is not special: tokenizers cuts it out of the text even with "
+                    "add_special_tokens=False, which bytepair does only for special tokens "
+                    "it is allowed to (tiktoken's contract)",
                     f"{where}.special",
                 )
-            for option in ("single_word", "lstrip", "rstrip"):
-                if entry.get(option, False) is not False:
-                    raise self.error(
-                        f"{label} has {option} {_show(entry[option])}, which is not supported: "
-                        "bytepair matches special tokens exactly",
-                        f"{where}.{option}",
-                    )
-            # "normalized" is inert: there is no normalizer.
             if content in specials:
                 raise self.error(f"special token {content!r} is listed twice", where)
-            if token_id in ids:
-                raise self.error(f"id {token_id} is given to two added tokens", where)
+            if content in vocab:
+                expected = vocab[content]
+            elif assigned and max(assigned) >= model_size:
+                expected = max(assigned) + 1
+            else:
+                expected = model_size
+            if expected != token_id:
+                if content in vocab:
+                    problem = (
+                        f"special token {content!r} has id {token_id} in the added tokens but "
+                        f"id {expected} in the vocabulary"
+                    )
+                else:
+                    problem = (
+                        f"{label} is not in model.vocab, so tokenizers gives it id {expected}, "
+                        f"not {token_id}: it numbers such tokens from the vocabulary's size "
+                        f"({model_size}) up, in file order"
+                    )
+                raise self.error(problem, where)
+            for option in ("single_word", "lstrip", "rstrip"):
+                if entry.get(option, False) is not False:
+                    stripping.append(f"{content!r} {option}")
+            normalized[content] = entry.get("normalized", True) is not False
             specials[content] = token_id
-            ids.add(token_id)
+            assigned.append(token_id)
+        if stripping:
+            self.warn(
+                f"special tokens with {', '.join(stripping)}: bytepair matches special tokens "
+                "exactly, so where such a token is allowed in the text, whitespace next to it "
+                "is encoded as text (tokenizers folds it into the special token) and "
+                "single_word is not checked; text without the special token encodes the same"
+            )
+        self.check_special_passes(specials, normalized)
         return specials
+
+    def check_special_passes(
+        self, specials: Mapping[str, int], normalized: Mapping[str, bool]
+    ) -> None:
+        # tokenizers cuts out the non-normalized added tokens first, then the
+        # normalized ones; bytepair takes the leftmost-longest of all at once.
+        # Both agree unless a token of one kind can overlap one of the other.
+        first = [t for t in specials if not normalized[t]]
+        second = [t for t in specials if normalized[t]]
+        if not first or not second:
+            return
+        for a in first:
+            for b in second:
+                if _overlap(a, b):
+                    raise self.error(
+                        f"special tokens {a!r} (normalized false) and {b!r} (normalized true) "
+                        "can overlap in a text; tokenizers then prefers the first kind wherever "
+                        "it is, bytepair the leftmost",
+                        "added_tokens",
+                    )
 
     def merges(self, value: object) -> list[tuple[str, str]]:
         if not isinstance(value, list):
@@ -318,26 +566,51 @@ class _Reader:
             pairs.append((parts[0], parts[1]))
         return pairs
 
+    def resolve_ignore_merges(self, model: BPEModel) -> BPEModel:
+        """A model for a file with ``ignore_merges``: tokenizers first looks a
+        whole piece up in the vocabulary, then merges by the list."""
+        clashes = lookup_clashes(model.special_tokens)
+        if clashes:
+            raise self.unsupported(
+                "model.ignore_merges",
+                True,
+                f"tokenizers' whole-piece lookup would give the special tokens {clashes!r} to "
+                "the ordinary text they are the byte-level form of",
+            )
+        assert model.merges is not None
+        special_ids = model.special_tokens.values()
+        # Exactly tiktoken's rule (Llama-3 style files converted from tiktoken)?
+        why_not = follows_tiktoken_rule(model.tokens, special_ids, model.merges)
+        if why_not is None:
+            return BPEModel(model.tokens, None, model.special_tokens, model.pretokenizer)
+        # Or inert: every token is what merging its own bytes gives.
+        missing = not_made_by_merges(model.tokens, special_ids, model.merges)
+        if not missing:
+            return model
+        shown = ", ".join(f"{model.tokens[i]!r} (id {i})" for i in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise self.unsupported(
+            "model.ignore_merges",
+            True,
+            "tokenizers looks a whole piece up in the vocabulary before merging, and merging "
+            f"their own bytes does not make these tokens: {shown}{more}; nor do the merges "
+            f"follow tiktoken's rule, which has that lookup ({why_not})",
+        )
+
     def model(self, document: Mapping[str, object]) -> BPEModel:
         self.check_top_level(document)
-        pretokenizer = self.pretokenizer(document.get("pre_tokenizer"))
         model = self.object_at(self.require(document, "model", "top level"), "model")
-        self.check_model_options(model)
+        ignore_merges = self.check_model_options(model)
+        self.check_normalizer(document.get("normalizer"))
+        pretokenizer = self.pretokenizer(document.get("pre_tokenizer"))
+        self.check_decoder(document.get("decoder"))
         vocab = self.object_at(self.require(model, "vocab", "model"), "model.vocab")
         merges = self.merges(self.require(model, "merges", "model"))
-        specials = self.special_tokens(document.get("added_tokens", []))
+        specials = self.special_tokens(document.get("added_tokens", []), vocab)
+        self.check_post_processor(document.get("post_processor"))
 
-        # A special outside the model vocabulary keeps its added-token id; together
-        # the ids must still be dense, so such an id can only extend the vocabulary.
+        # A special outside the model vocabulary has the id tokenizers gives it (checked above).
         outside = {text: i for text, i in specials.items() if text not in vocab}
-        total = len(vocab) + len(outside)
-        for text, token_id in outside.items():
-            if token_id >= total:
-                raise self.error(
-                    f"id {token_id} is beyond the vocabulary: {len(vocab)} model tokens and "
-                    f"{len(outside)} added outside them make ids 0..{total - 1}",
-                    f"added_tokens (id {token_id}, {text!r})",
-                )
 
         def vocab_error(problem: str, key: str | None) -> FormatError:
             if key is None:
@@ -349,7 +622,7 @@ class _Reader:
         def merge_error(problem: str, index: int) -> FormatError:
             return self.error(problem, f"model.merges, merge {index + 1}")
 
-        return model_from_tables(
+        result = model_from_tables(
             {**vocab, **outside},
             merges,
             specials,
@@ -357,6 +630,9 @@ class _Reader:
             vocab_error=vocab_error,
             merge_error=merge_error,
         )
+        if ignore_merges:
+            result = self.resolve_ignore_merges(result)
+        return result
 
 
 def loads(text: str, source: str = "<string>") -> BPEModel:

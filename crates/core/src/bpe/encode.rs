@@ -24,14 +24,10 @@ pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
     match piece.len() {
         0 => {}
         1 => out.push(vocab.byte_id(piece[0])),
-        _ => {
-            if vocab.whole_piece_lookup() {
-                if let Some(id) = vocab.id_of(piece) {
-                    return out.push(id);
-                }
-            }
-            encode_below_rank(vocab, piece, u32::MAX, out)
-        }
+        _ => match vocab.whole_piece(piece) {
+            Some(id) => out.push(id),
+            None => encode_below_rank(vocab, piece, u32::MAX, out),
+        },
     }
 }
 
@@ -137,6 +133,9 @@ impl<'t> PieceCache<'t> {
     pub fn encode(&mut self, vocab: &Vocab, piece: &'t [u8], out: &mut Vec<u32>) {
         if piece.len() <= 1 {
             return encode_piece(vocab, piece, out);
+        }
+        if let Some(id) = vocab.whole_piece(piece) {
+            return out.push(id);
         }
         if let Some(&(start, end)) = self.ids.get(piece) {
             out.extend_from_slice(&self.store[start as usize..end as usize]);
