@@ -76,8 +76,34 @@ fn classes() -> &'static Classes {
     })
 }
 
+/// The classes of ASCII characters, written out (a test checks them against
+/// the regex tables): most text is ASCII, and this needs no table lookup.
+const ASCII: [u16; 128] = {
+    let mut table = [0u16; 128];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        table[c] = if b.is_ascii_uppercase() {
+            LETTER | UPPER
+        } else if b.is_ascii_lowercase() {
+            LETTER | LOWER
+        } else if b.is_ascii_digit() {
+            NUMBER
+        } else if matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ') {
+            SPACE
+        } else {
+            0
+        };
+        c += 1;
+    }
+    table
+};
+
 #[inline]
 fn class_of(c: char) -> u16 {
+    if (c as u32) < 128 {
+        return ASCII[c as usize];
+    }
     let table = classes();
     let cp = c as usize;
     table.blocks[table.block_of[cp / BLOCK] as usize][cp % BLOCK]
@@ -102,6 +128,10 @@ fn is_other(class: u16) -> bool {
 /// The character at byte `i` and its length; `i` is a char boundary.
 #[inline]
 fn char_at(text: &str, i: usize) -> Option<(char, usize)> {
+    let first = *text.as_bytes().get(i)?;
+    if first < 0x80 {
+        return Some((first as char, 1));
+    }
     let c = text[i..].chars().next()?;
     Some((c, c.len_utf8()))
 }
@@ -434,6 +464,19 @@ mod tests {
     #[test]
     fn o200k_scanner_equals_the_pattern() {
         check(Scanner::O200k, O200K_PATTERN);
+    }
+
+    #[test]
+    fn ascii_table_equals_the_regex_tables() {
+        let table = classes();
+        for c in 0u8..128 {
+            let cp = c as usize;
+            assert_eq!(
+                ASCII[cp],
+                table.blocks[table.block_of[cp / BLOCK] as usize][cp % BLOCK],
+                "{c}"
+            );
+        }
     }
 
     #[test]

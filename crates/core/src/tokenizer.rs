@@ -47,7 +47,7 @@ impl Tokenizer {
     /// Encodes `text` as plain text: special-token text gets no special id.
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        self.encode_text(text, &mut PieceCache::default(), &mut out)?;
+        self.encode_text(text, &mut PieceCache::for_text(text.len()), &mut out)?;
         Ok(out)
     }
 
@@ -64,7 +64,7 @@ impl Tokenizer {
     /// Encodes `text`, emitting the ids of the `allowed` special tokens.
     pub fn encode_with_special(&self, text: &str, allowed: Selection) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        let mut cache = PieceCache::default();
+        let mut cache = PieceCache::for_text(text.len());
         self.vocab
             .special()
             .split(text, allowed, |segment| match segment {

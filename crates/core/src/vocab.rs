@@ -44,6 +44,21 @@ pub struct Vocab {
     /// Tokens whose own bytes encode to exactly themselves: a piece equal to
     /// one of them needs no merging (for trained vocabularies, all of them).
     encodes_to_itself: Vec<bool>,
+    /// The whole-piece tokens of 2 to 7 bytes by packed key: most pieces are
+    /// short, and an integer key needs no byte comparison.
+    short_whole_pieces: FxHashMap<u64, u32>,
+}
+
+/// Packs a piece of at most 7 bytes and its length into one integer.
+#[inline]
+pub fn short_key(piece: &[u8]) -> Option<u64> {
+    if piece.len() > 7 {
+        return None;
+    }
+    let mut key = [0u8; 8];
+    key[..piece.len()].copy_from_slice(piece);
+    key[7] = piece.len() as u8;
+    Some(u64::from_le_bytes(key))
 }
 
 fn describe(bytes: &[u8]) -> String {
@@ -176,10 +191,15 @@ impl Vocab {
             special,
             is_special,
             encodes_to_itself: Vec::new(),
+            short_whole_pieces: FxHashMap::default(),
         };
         if matches!(vocab.ranking, Ranking::Merges(_)) {
             vocab.encodes_to_itself = vocab.find_tokens_that_encode_to_themselves();
         }
+        vocab.short_whole_pieces = (0..vocab.tokens.len() as u32)
+            .filter(|&id| vocab.is_whole_piece(id))
+            .filter_map(|id| short_key(&vocab.tokens[id as usize]).map(|key| (key, id)))
+            .collect();
         Ok(vocab)
     }
 
@@ -234,10 +254,18 @@ impl Vocab {
     /// to itself (so the shortcut cannot change the answer).
     #[inline]
     pub fn whole_piece(&self, piece: &[u8]) -> Option<u32> {
+        if let Some(key) = short_key(piece) {
+            return self.short_whole_pieces.get(&key).copied();
+        }
         let id = self.id_of(piece)?;
-        let direct =
-            matches!(self.ranking, Ranking::TokenIds) || self.encodes_to_itself[id as usize];
-        direct.then_some(id)
+        self.is_whole_piece(id).then_some(id)
+    }
+
+    fn is_whole_piece(&self, id: u32) -> bool {
+        let id = id as usize;
+        !self.is_special[id]
+            && !self.tokens[id].is_empty()
+            && (matches!(self.ranking, Ranking::TokenIds) || self.encodes_to_itself[id])
     }
 
     #[inline]

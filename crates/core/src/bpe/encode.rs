@@ -12,7 +12,7 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use crate::vocab::Vocab;
+use crate::vocab::{short_key, Vocab};
 
 /// Pieces longer than this (in bytes) go to the heap encoder.
 const SCAN_LIMIT: usize = 64;
@@ -121,35 +121,119 @@ fn encode_by_heap(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
     }
 }
 
+/// Slots of the hot table (a power of two): enough for the words that make
+/// up most of a text, small enough to stay in the CPU cache.
+const HOT_SLOTS: usize = 1 << 12;
+/// Texts shorter than this skip the hot table (allocating it would cost more).
+const HOT_MIN_TEXT: usize = 1 << 15;
+
+/// A short piece (packed key) and its ids, when there are at most three.
+#[derive(Clone, Copy, Default)]
+struct HotSlot {
+    key: u64,
+    len: u8,
+    ids: [u32; 3],
+}
+
 /// Remembers the ids of pieces already encoded during one call, since text
-/// repeats the same words over and over.
+/// repeats the same words over and over. Frequent short pieces also sit in a
+/// small direct-mapped table that avoids the misses of the large hash maps.
 #[derive(Default)]
 pub struct PieceCache<'t> {
-    ids: FxHashMap<&'t [u8], (u32, u32)>,
+    hot: Vec<HotSlot>,
+    short: FxHashMap<u64, (u32, u32)>,
+    long: FxHashMap<&'t [u8], (u32, u32)>,
     store: Vec<u32>,
 }
 
+#[inline]
+fn hot_slot(key: u64) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HOT_SLOTS.trailing_zeros())) as usize
+}
+
 impl<'t> PieceCache<'t> {
+    /// A cache for encoding a text of `text_len` bytes.
+    pub fn for_text(text_len: usize) -> Self {
+        let hot = if text_len >= HOT_MIN_TEXT {
+            vec![HotSlot::default(); HOT_SLOTS]
+        } else {
+            Vec::new()
+        };
+        Self {
+            hot,
+            ..Self::default()
+        }
+    }
+
     pub fn encode(&mut self, vocab: &Vocab, piece: &'t [u8], out: &mut Vec<u32>) {
         if piece.len() <= 1 {
             return encode_piece(vocab, piece, out);
         }
+        let key = short_key(piece);
+        let slot = match key {
+            Some(k) if !self.hot.is_empty() => {
+                let slot = hot_slot(k);
+                let hot = &self.hot[slot];
+                if hot.key == k {
+                    out.extend_from_slice(&hot.ids[..hot.len as usize]);
+                    return;
+                }
+                Some(slot)
+            }
+            _ => None,
+        };
+        let before = out.len();
+        self.encode_uncached(vocab, piece, key, out);
+        if let (Some(slot), Some(k)) = (slot, key) {
+            let ids = &out[before..];
+            if ids.len() <= 3 {
+                let mut hot = HotSlot {
+                    key: k,
+                    len: ids.len() as u8,
+                    ids: [0; 3],
+                };
+                hot.ids[..ids.len()].copy_from_slice(ids);
+                self.hot[slot] = hot;
+            }
+        }
+    }
+
+    fn encode_uncached(
+        &mut self,
+        vocab: &Vocab,
+        piece: &'t [u8],
+        key: Option<u64>,
+        out: &mut Vec<u32>,
+    ) {
         if let Some(id) = vocab.whole_piece(piece) {
             return out.push(id);
         }
-        if let Some(&(start, end)) = self.ids.get(piece) {
+        let cached = match key {
+            Some(k) => self.short.get(&k),
+            None => self.long.get(piece),
+        };
+        if let Some(&(start, end)) = cached {
             out.extend_from_slice(&self.store[start as usize..end as usize]);
             return;
         }
         let before = out.len();
-        encode_piece(vocab, piece, out);
-        if self.ids.len() >= CACHE_LIMIT || self.store.len() > u32::MAX as usize / 2 {
-            self.ids.clear();
+        encode_below_rank(vocab, piece, u32::MAX, out);
+        if self.short.len() + self.long.len() >= CACHE_LIMIT
+            || self.store.len() > u32::MAX as usize / 2
+        {
+            self.short.clear();
+            self.long.clear();
             self.store.clear();
         }
-        let start = self.store.len() as u32;
+        let span = (
+            self.store.len() as u32,
+            (self.store.len() + out.len() - before) as u32,
+        );
         self.store.extend_from_slice(&out[before..]);
-        self.ids.insert(piece, (start, self.store.len() as u32));
+        match key {
+            Some(k) => self.short.insert(k, span),
+            None => self.long.insert(piece, span),
+        };
     }
 }
 
