@@ -75,3 +75,16 @@ def test_long_unsplittable_input_encodes_like_the_reference():
     assert ids == reference.encode(
         text, list(tok.model.tokens), list(tok.model.merges), pretokenizer="none"
     )
+
+
+@given(texts=st.lists(any_text, max_size=8))
+def test_numpy_paths_equal_the_list_paths(tokenizer, texts):
+    np = pytest.importorskip("numpy")
+    for text in texts:
+        array = tokenizer.encode_to_numpy(text)
+        assert array.dtype == np.uint32
+        assert array.tolist() == tokenizer.encode_ordinary(text)
+    ids, offsets = tokenizer.encode_batch_to_numpy(texts)
+    assert offsets.tolist()[0] == 0 and len(offsets) == len(texts) + 1
+    expected = tokenizer.encode_ordinary_batch(texts)
+    assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == expected

@@ -32,6 +32,11 @@ def _reject_surrogates(error: UnicodeEncodeError, what: str) -> ValueError:
     )
 
 
+def _batch_surrogate_error(error: UnicodeEncodeError, texts: list[str]) -> ValueError:
+    index = next(i for i, t in enumerate(texts) if t is error.object or t == error.object)
+    return _reject_surrogates(error, f"text {index} of the batch")
+
+
 def _check_ids(ids: Sequence[object], n_vocab: int) -> ValueError:
     for position, token in enumerate(ids):
         if not isinstance(token, int) or isinstance(token, bool):
@@ -125,20 +130,62 @@ class Tokenizer:
         disallowed_special: SpecialSet = "all",
     ) -> list[list[int]]:
         """Encodes many texts in parallel on all cores, without the GIL."""
-        texts = list(texts)
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"text {i} of the batch is {type(text).__name__}, not str")
+        texts = self._checked_batch(texts)
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
         try:
             return self._core.encode_batch(texts, allowed, disallowed)
         except UnicodeEncodeError as e:
-            index = next(i for i, t in enumerate(texts) if t is e.object or t == e.object)
-            raise _reject_surrogates(e, f"text {index} of the batch") from None
+            raise _batch_surrogate_error(e, texts) from None
+
+    @staticmethod
+    def _checked_batch(texts: Iterable[str]) -> list[str]:
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"text {i} of the batch is {type(text).__name__}, not str")
+        return texts
 
     def encode_ordinary_batch(self, texts: Iterable[str]) -> list[list[int]]:
         """Encodes many texts in parallel, special-token text as ordinary text."""
         return self.encode_batch(texts, disallowed_special=())
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ):
+        """Like :meth:`encode`, as a ``numpy.uint32`` array (no Python int per token)."""
+        import numpy as np
+
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        try:
+            buffer = self._core.encode_to_buffer(text, allowed, disallowed)
+        except UnicodeEncodeError as e:
+            raise _reject_surrogates(e, "text") from None
+        return np.frombuffer(buffer, dtype=np.uint32)
+
+    def encode_batch_to_numpy(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ):
+        """Encodes many texts in parallel into one flat ``numpy.uint32`` array
+        plus ``int64`` offsets: text ``i`` is ``ids[offsets[i]:offsets[i + 1]]``."""
+        import numpy as np
+
+        texts = self._checked_batch(texts)
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        try:
+            ids, offsets = self._core.encode_batch_to_buffers(texts, allowed, disallowed)
+        except UnicodeEncodeError as e:
+            raise _batch_surrogate_error(e, texts) from None
+        return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
 
     # ---- Decoding ----
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyByteArray, PyBytes};
 
 use bytepair_core::vocab::Ranking;
 use bytepair_core::{
@@ -117,6 +117,74 @@ struct CoreBPE {
     inner: bytepair_core::Tokenizer,
 }
 
+impl CoreBPE {
+    fn ids(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+    ) -> PyResult<Vec<u32>> {
+        let total = self.inner.vocab().special().tokens().len();
+        let (allowed, disallowed) = (
+            Chosen::from(allowed, total),
+            Chosen::from(disallowed, total),
+        );
+        let found = without_gil(py, || {
+            match self.inner.find_disallowed(text, disallowed.selection())? {
+                Some((position, token)) => Ok(Err((position, token.to_owned()))),
+                None => self
+                    .inner
+                    .encode_with_special(text, allowed.selection())
+                    .map(Ok),
+            }
+        })?;
+        found.map_err(|(position, token)| disallowed_error(py, "", text, position, &token))
+    }
+
+    fn batch_ids(
+        &self,
+        py: Python<'_>,
+        texts: &[String],
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let total = self.inner.vocab().special().tokens().len();
+        let (allowed, disallowed) = (
+            Chosen::from(allowed, total),
+            Chosen::from(disallowed, total),
+        );
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        if !matches!(disallowed, Chosen::Nothing) {
+            for (i, text) in refs.iter().enumerate() {
+                if let Some((position, token)) = self
+                    .inner
+                    .find_disallowed(text, disallowed.selection())
+                    .map_err(to_py)?
+                {
+                    let prefix = format!("text {i} of the batch: ");
+                    return Err(disallowed_error(py, &prefix, text, position, token));
+                }
+            }
+        }
+        in_parallel(py, || self.inner.encode_batch(&refs, &allowed.selection()))
+    }
+}
+
+/// `count` ids as native-endian u32 in a new bytearray.
+fn u32_buffer<'py>(
+    py: Python<'py>,
+    ids: impl Iterator<Item = u32>,
+    count: usize,
+) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, count * 4, |buf| {
+        for (chunk, id) in buf.chunks_exact_mut(4).zip(ids) {
+            chunk.copy_from_slice(&id.to_ne_bytes());
+        }
+        Ok(())
+    })
+}
+
 #[pymethods]
 impl CoreBPE {
     /// `tokens[id]`: bytes, or None for an unused id. `merges`: id pairs in
@@ -154,21 +222,19 @@ impl CoreBPE {
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<Vec<u32>> {
-        let total = self.inner.vocab().special().tokens().len();
-        let (allowed, disallowed) = (
-            Chosen::from(allowed, total),
-            Chosen::from(disallowed, total),
-        );
-        let found = without_gil(py, || {
-            match self.inner.find_disallowed(text, disallowed.selection())? {
-                Some((position, token)) => Ok(Err((position, token.to_owned()))),
-                None => self
-                    .inner
-                    .encode_with_special(text, allowed.selection())
-                    .map(Ok),
-            }
-        })?;
-        found.map_err(|(position, token)| disallowed_error(py, "", text, position, &token))
+        self.ids(py, text, allowed, disallowed)
+    }
+
+    /// Like `encode`, as native-endian u32 in a bytearray (for numpy, no boxing).
+    fn encode_to_buffer<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+    ) -> PyResult<Bound<'py, PyByteArray>> {
+        let ids = self.ids(py, text, allowed, disallowed)?;
+        u32_buffer(py, ids.iter().copied(), ids.len())
     }
 
     fn encode_batch(
@@ -178,30 +244,33 @@ impl CoreBPE {
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<Vec<Vec<u32>>> {
-        let total = self.inner.vocab().special().tokens().len();
-        let (allowed, disallowed) = (
-            Chosen::from(allowed, total),
-            Chosen::from(disallowed, total),
-        );
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        if !matches!(disallowed, Chosen::Nothing) {
-            for (i, text) in refs.iter().enumerate() {
-                if let Some((position, token)) = self
-                    .inner
-                    .find_disallowed(text, disallowed.selection())
-                    .map_err(to_py)?
-                {
-                    return Err(disallowed_error(
-                        py,
-                        &format!("text {i} of the batch: "),
-                        text,
-                        position,
-                        token,
-                    ));
-                }
-            }
+        self.batch_ids(py, &texts, allowed, disallowed)
+    }
+
+    /// Like `encode_batch`, as (all ids as u32, offsets as u64: text i is
+    /// ids[offsets[i]:offsets[i+1]]), both in bytearrays.
+    fn encode_batch_to_buffers<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        let batch = self.batch_ids(py, &texts, allowed, disallowed)?;
+        let total: usize = batch.iter().map(Vec::len).sum();
+        let ids = u32_buffer(py, batch.iter().flatten().copied(), total)?;
+        let mut offsets = Vec::with_capacity(batch.len() + 1);
+        offsets.push(0u64);
+        for ids in &batch {
+            offsets.push(offsets[offsets.len() - 1] + ids.len() as u64);
         }
-        in_parallel(py, || self.inner.encode_batch(&refs, &allowed.selection()))
+        let offsets_buffer = PyByteArray::new_with(py, offsets.len() * 8, |buf| {
+            for (chunk, offset) in buf.chunks_exact_mut(8).zip(&offsets) {
+                chunk.copy_from_slice(&offset.to_ne_bytes());
+            }
+            Ok(())
+        })?;
+        Ok((ids, offsets_buffer))
     }
 
     /// The pieces the pre-tokenizer cuts `text` into (specials not cut out).
