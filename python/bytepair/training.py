@@ -19,7 +19,7 @@ from .tokenizer import Tokenizer
 
 CorpusItem = Union[str, "os.PathLike[str]"]
 # Texts are handed to the core in batches of about this many characters.
-BATCH_CHARS = 16 << 20
+BATCH_CHARS = 4 << 20
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 //! Exact BPE training (SPEC §1) with incremental pair counts.
 //!
 //! The naive trainer recounts every pair after every merge. This one keeps
-//! `pair_counts` and `pair_words` (pair -> the words it may occur in) and
+//! `pairs` (pair -> its count and the words it may occur in) and
 //! after a merge touches only the words that held the winner. Candidates sit
 //! in a max-heap ordered by (count desc, left bytes asc, right bytes asc);
-//! entries are not updated in place but checked against `pair_counts` when
+//! entries are not updated in place but checked against `pairs` when
 //! they surface, which keeps every step O(log n) and the order exact:
 //!
 //! invariant: every pair with a positive count has a heap entry whose count
@@ -105,9 +105,16 @@ struct Trainer {
     tokens: Vec<Rc<[u8]>>,
     ids_by_bytes: FxHashMap<Rc<[u8]>, u32>,
     words: Vec<Word>,
-    pair_counts: FxHashMap<u64, u64>,
-    pair_words: FxHashMap<u64, Vec<u32>>,
+    pairs: FxHashMap<u64, PairStats>,
     heap: BinaryHeap<Candidate>,
+}
+
+/// A pair's weighted count, and the words it may occur in (words it left
+/// since are skipped when met; an entry leaves the table at count zero).
+#[derive(Default)]
+struct PairStats {
+    count: u64,
+    words: Vec<u32>,
 }
 
 fn unpack(pair: u64) -> (u32, u32) {
@@ -128,7 +135,7 @@ impl Trainer {
     /// The best pair and its count, or None when no pair is left.
     fn pop_best(&mut self) -> Option<(u64, u64)> {
         while let Some(top) = self.heap.pop() {
-            let current = self.pair_counts.get(&top.pair).copied().unwrap_or(0);
+            let current = self.pairs.get(&top.pair).map_or(0, |p| p.count);
             if current == top.count {
                 return Some((top.pair, current));
             }
@@ -159,7 +166,12 @@ impl Trainer {
     /// left to right without overlap, and updates the pair tables.
     fn apply(&mut self, pair: u64, merged: u32) {
         let (left, right) = unpack(pair);
-        let mut word_ids = self.pair_words.remove(&pair).unwrap_or_default();
+        // The winner's own count drops to zero below, which removes its entry.
+        let mut word_ids = self
+            .pairs
+            .get_mut(&pair)
+            .map(|p| std::mem::take(&mut p.words))
+            .unwrap_or_default();
         word_ids.sort_unstable();
         word_ids.dedup();
         let mut grown: Vec<u64> = Vec::new();
@@ -199,28 +211,30 @@ impl Trainer {
             for k in 0..old.len() - 1 {
                 if merged_old[k] || merged_old[k + 1] {
                     let key = pair_key(old[k], old[k + 1]);
-                    let c = self.pair_counts.get_mut(&key).expect("counted pair");
-                    *c -= count;
-                    if *c == 0 {
-                        self.pair_counts.remove(&key);
+                    let stats = self.pairs.get_mut(&key).expect("counted pair");
+                    stats.count -= count;
+                    if stats.count == 0 {
+                        self.pairs.remove(&key);
                     }
                 }
             }
             for k in 0..new_symbols.len().saturating_sub(1) {
                 if merged_new[k] || merged_new[k + 1] {
                     let key = pair_key(new_symbols[k], new_symbols[k + 1]);
-                    *self.pair_counts.entry(key).or_insert(0) += count;
-                    self.pair_words.entry(key).or_default().push(w);
+                    let stats = self.pairs.entry(key).or_default();
+                    stats.count += count;
+                    if stats.words.last() != Some(&w) {
+                        stats.words.push(w);
+                    }
                     grown.push(key);
                 }
             }
             word.symbols.clone_from(&new_symbols);
         }
-        self.pair_counts.remove(&pair);
         grown.sort_unstable();
         grown.dedup();
         for key in grown {
-            if let Some(&count) = self.pair_counts.get(&key) {
+            if let Some(count) = self.pairs.get(&key).map(|p| p.count) {
                 let candidate = self.candidate(key, count);
                 self.heap.push(candidate);
             }
@@ -272,8 +286,7 @@ pub fn train(
     let byte_id = |b: u8| (n_special + b as usize) as u32;
 
     let mut words = Vec::new();
-    let mut pair_counts: FxHashMap<u64, u64> = FxHashMap::default();
-    let mut pair_words: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    let mut pairs: FxHashMap<u64, PairStats> = FxHashMap::default();
     for (bytes, count) in pretokens {
         if count == 0 || bytes.len() < 2 {
             continue; // a single byte has no pair; it can never change
@@ -281,11 +294,10 @@ pub fn train(
         let w = words.len() as u32;
         let symbols: Vec<u32> = bytes.iter().map(|&b| byte_id(b)).collect();
         for pair in symbols.windows(2) {
-            let key = pair_key(pair[0], pair[1]);
-            *pair_counts.entry(key).or_insert(0) += count;
-            let list = pair_words.entry(key).or_default();
-            if list.last() != Some(&w) {
-                list.push(w);
+            let stats = pairs.entry(pair_key(pair[0], pair[1])).or_default();
+            stats.count += count;
+            if stats.words.last() != Some(&w) {
+                stats.words.push(w);
             }
         }
         words.push(Word { symbols, count });
@@ -294,14 +306,13 @@ pub fn train(
         tokens,
         ids_by_bytes,
         words,
-        pair_counts,
-        pair_words,
+        pairs,
         heap: BinaryHeap::new(),
     };
     let initial: Vec<Candidate> = trainer
-        .pair_counts
+        .pairs
         .iter()
-        .map(|(&pair, &count)| trainer.candidate(pair, count))
+        .map(|(&pair, stats)| trainer.candidate(pair, stats.count))
         .collect();
     trainer.heap = BinaryHeap::from(initial);
 
