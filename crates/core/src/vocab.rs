@@ -212,7 +212,7 @@ impl Vocab {
                     return false;
                 }
                 parts.clear();
-                crate::bpe::encode::encode_below_rank(self, bytes, u32::MAX, &mut parts);
+                crate::bpe::encode::encode_skipping_rank(self, bytes, u32::MAX, &mut parts);
                 parts[..] == [id as u32]
             })
             .collect()
@@ -283,7 +283,8 @@ impl Vocab {
     }
 
     /// The merge list: the explicit one, or for tiktoken's rule, for each
-    /// token in rank order the last merge that makes it from its own bytes.
+    /// token in rank order the last merge that makes it from its own bytes
+    /// (found by encoding them with every merge but the token's own).
     /// Tokens that merging cannot make from their bytes are returned apart.
     pub fn merges(&self) -> (Vec<(u32, u32)>, Vec<u32>) {
         if let Ranking::Merges(merges) = &self.ranking {
@@ -297,7 +298,7 @@ impl Vocab {
                 continue;
             }
             parts.clear();
-            crate::bpe::encode::encode_below_rank(self, bytes, id as u32, &mut parts);
+            crate::bpe::encode::encode_skipping_rank(self, bytes, id as u32, &mut parts);
             match parts[..] {
                 [left, right]
                     if self
@@ -345,6 +346,16 @@ mod tests {
         tokens.push(Some(b"<s>".to_vec()));
         assert!(Vocab::new(tokens.clone(), pairs(vec![]), vec![("<s>".into(), 256)]).is_ok());
         assert!(Vocab::new(tokens, pairs(vec![]), vec![("<t>".into(), 256)]).is_err());
+    }
+
+    #[test]
+    fn derived_merges_include_tokens_made_after_a_later_rank() {
+        // "abc" (256) is only made from "ab" (257): a merge of higher rank first.
+        let mut tokens = byte_tokens();
+        tokens.push(Some(b"abc".to_vec()));
+        tokens.push(Some(b"ab".to_vec()));
+        let v = Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
+        assert_eq!(v.merges(), (vec![(257, 99), (97, 98)], vec![]));
     }
 
     #[test]

@@ -1,10 +1,14 @@
 """Tokenizer files: reading and writing the formats other libraries use.
 
 One module per format (``huggingface``: ``tokenizer.json``; ``gpt2``:
-``vocab.json`` + ``merges.txt``), each converting between its files and a
-:class:`~bytepair.model.BPEModel`. This package adds :func:`load_model`, which
-finds the format from what is on disk, and the file helpers the formats share:
-every file is UTF-8, every write is atomic, every error is a
+``vocab.json`` + ``merges.txt`` or ``encoder.json`` + ``vocab.bpe``;
+``tiktoken``: ``.tiktoken`` rank files), each converting between its files
+and a :class:`~bytepair.model.BPEModel`; ``byte_level`` holds the tables the
+GPT-2 family shares, ``hf_regex`` translates Split regexes between
+tokenizers' engine and ours, ``merge_rules`` relates merge lists to tiktoken's
+ranking rule. This package adds :func:`load_model`, which finds the format
+from what is on disk, and the file helpers the formats share: every file is
+UTF-8, every write is atomic, every error is a
 :class:`~bytepair.errors.FormatError` naming the file and the place in it.
 """
 

@@ -9,16 +9,36 @@ HuggingFace ``tokenizers`` has only merge lists, plus ``ignore_merges``
 merge list encodes exactly like tiktoken's rule and when ``ignore_merges``
 changes nothing, so that files are written and read exactly or refused.
 
-The fact everything rests on: under any rule that merges the lowest-ranked
-adjacent pair first (leftmost among equals), the merges inside the span that
-finally becomes token ``t`` see only the bytes of ``t``; they are the merges of
-encoding ``t``'s bytes alone. So ``t`` is only ever made by one pair, the last
-merge of encoding its own bytes without the whole-piece lookup (its *natural
-pair*), or never, if that encoding does not end in ``t``. Consequently a merge
-list encodes exactly like tiktoken's rule (with ``ignore_merges``) when it
-holds every natural pair and its ranks follow the ids of the merged tokens
-(the proof is in tests/test_hf_real_files.py's docstring, and the tests run
-both libraries on real vocabularies).
+Why it works. Both libraries merge, in one piece, the adjacent pair of lowest
+rank, the leftmost among equals (tiktoken ranks a pair by the id of the token
+it makes; a merge list by its position). Call a token's *natural pair* the
+last merge of encoding the token's own bytes alone by tiktoken's rule without
+the whole-piece lookup, if that encoding ends in the token.
+
+1. In any piece, the span that finally becomes token ``t`` only ever saw
+   merges among its own bytes, chosen in the same order as when those bytes
+   are encoded alone (a pair outside the span never changes which pair inside
+   it is lowest, and a pair across its edge is never merged, or the span would
+   not end as one token). The order is deterministic, so ``t`` is made by its
+   natural pair or not at all, by any rule of this kind.
+2. Let a merge list hold every natural pair, with ranks following the ids of
+   the tokens made (several pairs making the same token may sit in any
+   order). At every step tiktoken's rule merges some natural pair (by 1); that
+   pair is in the list and its rank is the lowest there too, since the list's
+   pairs are a subset of tiktoken's ranked the same way; among equal ranks
+   both take the leftmost natural pair (a pair of the same rank that is not
+   natural is never merged, by 1 applied to the list's own rule and induction
+   on the token's length). So both make the same merges in the same order and
+   stop together; with ``ignore_merges`` both also start with the same
+   whole-piece lookup.
+
+So :func:`natural_merges` (with ``ignore_merges``) is written for a model with
+tiktoken's rule, and a file with ``ignore_merges`` whose list passes
+:func:`follows_tiktoken_rule` is read as tiktoken's rule. The Rust core's
+derived merges (``Tokenizer.merge_ids``) are the natural pairs of the tokens
+made with ranks below their own; a token made only after higher-ranked merges
+(``abc`` below ``ab``) needs the full encoding here. Tests run both libraries
+on OpenAI's vocabularies and on such a case.
 """
 
 from __future__ import annotations

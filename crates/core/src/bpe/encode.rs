@@ -26,21 +26,23 @@ pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
         1 => out.push(vocab.byte_id(piece[0])),
         _ => match vocab.whole_piece(piece) {
             Some(id) => out.push(id),
-            None => encode_below_rank(vocab, piece, u32::MAX, out),
+            None => encode_skipping_rank(vocab, piece, u32::MAX, out),
         },
     }
 }
 
-/// Merges by rank using only the merges of rank below `limit`.
-pub fn encode_below_rank(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
+/// Merges by rank, never applying the merges of rank `skip` (u32::MAX skips
+/// none). Encoding a token's bytes while skipping its own rank stops at the
+/// two parts its last merge joins.
+pub fn encode_skipping_rank(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
     match piece.len() {
         0 => {}
-        n if n <= SCAN_LIMIT => encode_by_scan(vocab, piece, limit, out),
-        _ => encode_by_heap(vocab, piece, limit, out),
+        n if n <= SCAN_LIMIT => encode_by_scan(vocab, piece, skip, out),
+        _ => encode_by_heap(vocab, piece, skip, out),
     }
 }
 
-fn encode_by_scan(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
+fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
     let start = out.len();
     out.extend(piece.iter().map(|&b| vocab.byte_id(b)));
     let symbols = &mut out[start..];
@@ -50,7 +52,7 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
         let mut best: Option<(u32, usize, u32)> = None;
         for i in 0..len.saturating_sub(1) {
             if let Some(rule) = vocab.merge_rule(symbols[i], symbols[i + 1]) {
-                if rule.rank < limit && best.is_none_or(|(rank, _, _)| rule.rank < rank) {
+                if rule.rank != skip && best.is_none_or(|(rank, _, _)| rule.rank < rank) {
                     best = Some((rule.rank, i, rule.result));
                 }
             }
@@ -65,8 +67,8 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
 
 const NONE: u32 = u32::MAX;
 
-fn encode_by_heap(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
-    let rule_of = |l: u32, r: u32| vocab.merge_rule(l, r).filter(|rule| rule.rank < limit);
+fn encode_by_heap(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
+    let rule_of = |l: u32, r: u32| vocab.merge_rule(l, r).filter(|rule| rule.rank != skip);
     let n = piece.len();
     let mut ids: Vec<u32> = piece.iter().map(|&b| vocab.byte_id(b)).collect();
     // A symbol is named by the byte position where it starts; `next`/`prev`
@@ -217,7 +219,7 @@ impl<'t> PieceCache<'t> {
             return;
         }
         let before = out.len();
-        encode_below_rank(vocab, piece, u32::MAX, out);
+        encode_skipping_rank(vocab, piece, u32::MAX, out);
         if self.short.len() + self.long.len() >= CACHE_LIMIT
             || self.store.len() > u32::MAX as usize / 2
         {

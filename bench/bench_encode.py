@@ -1,0 +1,692 @@
+"""Encoding (one thread), batch encoding (all cores) and decoding, with
+cl100k_base and o200k_base, on slices of large_en, large_code and
+large_multilingual. Every tool's ids are compared with tiktoken's before it is
+timed; a tool whose ids differ is reported and gets no ratio."""
+
+from __future__ import annotations
+
+import functools
+import gc
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Optional
+
+from bench_harness import (
+    CORPORA,
+    DIFFER,
+    ENCODINGS,
+    OK,
+    Corpus,
+    Results,
+    Row,
+    Section,
+    Target,
+    fmt_ratio,
+    fmt_seconds,
+    fmt_size,
+    fmt_spread,
+    fmt_throughput,
+    log,
+    md_table,
+    nproc,
+    race,
+    status_note,
+)
+from bench_peers import Encoder, build_encoders
+
+SHORT = {"cl100k_base": "cl100k", "o200k_base": "o200k"}
+CHUNK_CHARS = 32_000  # batch texts: documents cut at blank lines into pieces of about this size
+TINY_BYTES = 50
+TINY_COUNT = 1000
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+
+def chunks(docs: list[str], limit: int = CHUNK_CHARS) -> list[str]:
+    """Documents longer than ``limit`` characters cut after a blank line into
+    pieces of at least ``limit`` characters; the pieces of a document join
+    back to it exactly."""
+    out = []
+    for doc in docs:
+        start = 0
+        while len(doc) - start > 2 * limit:
+            cut = doc.find("\n\n", start + limit)
+            if cut < 0:
+                break
+            out.append(doc[start : cut + 2])
+            start = cut + 2
+        out.append(doc[start:])
+    return out
+
+
+def tiny_texts(text: str, size: int = TINY_BYTES, count: int = TINY_COUNT) -> list[str]:
+    """``count`` consecutive pieces of about ``size`` UTF-8 bytes."""
+    data = text.encode("utf-8")
+    out, pos = [], 0
+    while len(out) < count and pos < len(data):
+        end = min(pos + size, len(data))
+        while end < len(data) and data[end] & 0xC0 == 0x80:
+            end += 1
+        out.append(data[pos:end].decode("utf-8"))
+        pos = end
+    while len(out) < count:  # a very short corpus: repeat
+        out.append(out[len(out) % max(1, len(out))])
+    return out
+
+
+def first_difference(got: list[list[int]], want: list[list[int]]) -> str:
+    if len(got) != len(want):
+        return f"{len(got)} results for {len(want)} texts"
+    for d, (a, b) in enumerate(zip(got, want)):
+        if a != b:
+            pos = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            return (
+                f"text {d}, token {pos}: {a[pos : pos + 6]} vs tiktoken's {b[pos : pos + 6]} "
+                f"({len(a)} vs {len(b)} tokens)"
+            )
+    return "same"
+
+
+def check(
+    row: Row, got: list[list[int]], want: Optional[list[list[int]]], problems: list[str], what: str
+) -> None:
+    if want is None:
+        row.add_note("ids not checked (tiktoken not installed)")
+    elif got != want:
+        row.status = DIFFER
+        problems.append(f"ids DIFFER — {row.tool}, {what}: {first_difference(got, want)}")
+
+
+def try_call(row: Row):
+    """The first call (warm-up and correctness check); None and an error status on failure."""
+    try:
+        return row.fn()
+    except Exception as e:
+        row.status = f"error: {type(e).__name__}: {e}"[:200]
+        row.fn = None
+        return None
+
+
+def ratio(numerator: Optional[Row], row: Row) -> Optional[float]:
+    """How many times faster ``row`` is than ``numerator`` (their median times)."""
+    if numerator is None or not numerator.timed_ok or not row.timed_ok:
+        return None
+    return numerator.median / row.median
+
+
+def fastest_peer(group: list[Row]) -> Optional[Row]:
+    peers = [r for r in group if r.is_peer and r.timed_ok]
+    return min(peers, key=lambda r: r.median) if peers else None
+
+
+def encode_all(encode, texts: list[str]) -> list:
+    return [encode(t) for t in texts]
+
+
+class Truth:
+    """tiktoken's ids (the oracle), computed once per encoding and text set."""
+
+    def __init__(self, tiktoken: Encoder) -> None:
+        self.tk = tiktoken if tiktoken.status == OK else None
+        self.cache: dict[str, list[list[int]]] = {}
+
+    def get(self, key: str, texts: list[str]) -> Optional[list[list[int]]]:
+        if self.tk is None:
+            return None
+        if key not in self.cache:
+            self.cache[key] = [self.tk.encode(t) for t in texts]
+        return self.cache[key]
+
+
+# ---------------------------------------------------------------------------
+# 1. Encoding, one thread
+# ---------------------------------------------------------------------------
+
+
+def encode_groups(
+    args, encoding: str, corpus: Corpus, encoders: list[Encoder], truth: Truth, problems
+) -> list[list[Row]]:
+    groups = []
+    modes = {
+        "whole text": [corpus.text],
+        f"{len(corpus.docs)} docs": corpus.docs,
+    }
+    for mode, texts in modes.items():
+        what = f"{SHORT[encoding]} {corpus.name} {fmt_size(corpus.n_bytes)}, {mode}"
+        want = truth.get(f"{corpus.name}:{mode}", texts)
+        n_bytes = sum(len(t.encode("utf-8")) for t in texts)
+        log(f"encode {what}: correctness check (also the warm-up)")
+        group = []
+        for e in encoders:
+            labels = {"encoding": SHORT[encoding], "text": f"{corpus.name} {fmt_size(n_bytes)}, {mode}"}
+            row = Row(what, e.tool, n_bytes, is_peer=e.is_peer, labels=labels)
+            group.append(row)
+            if e.status != OK:
+                row.status, row.note = e.status, e.note
+                continue
+            if e.encode is None:
+                row.status, row.note = "not available", e.note
+                continue
+            row.fn = functools.partial(encode_all, e.encode, texts)
+            result = try_call(row)
+            if result is not None:
+                check(row, [e.to_list(r) for r in result], want, problems, f"encode {what}")
+            del result
+        race(group, args.rounds, f"encode {what}")
+        groups.append(group)
+    return groups
+
+
+def render_encode(groups: list[list[Row]], encoders_seen: dict[str, str], rounds: int) -> str:
+    table = []
+    for group in groups:
+        tk = next((r for r in group if r.tool == "tiktoken"), None)
+        best = fastest_peer(group)
+        for row in group:
+            note = status_note(row)
+            if not row.is_peer and best is not None and row.timed_ok:
+                note = f"fastest peer: {best.tool}" + (f"; {note}" if note else "")
+            table.append(
+                [
+                    row.labels["encoding"],
+                    row.labels["text"],
+                    row.tool,
+                    fmt_seconds(row.median),
+                    fmt_throughput(row),
+                    fmt_spread(row),
+                    fmt_ratio(ratio(tk, row)),
+                    fmt_ratio(ratio(best, row)),
+                    note,
+                ]
+            )
+    out = md_table(
+        [
+            "encoding",
+            "text",
+            "tool",
+            "median s",
+            "MB/s",
+            "spread",
+            "× tiktoken",
+            "× fastest peer",
+            "notes",
+        ],
+        table,
+        right={3, 4, 5, 6, 7},
+    )
+    calls = "; ".join(f"{tool}: {call}" for tool, call in encoders_seen.items())
+    return (
+        out
+        + f"\n\nOne thread, median of {rounds} rounds. "
+        "\"× tiktoken\" and \"× fastest peer\" = that tool's median time / this row's "
+        "(above 1: this row is faster); the fastest peer is the fastest non-bytepair row of the "
+        "group whose ids are identical. \"whole text\" encodes the slice as one string; \"docs\" "
+        "encodes its documents (exact byte ranges from the corpus manifest) one call each. "
+        f"Calls — {calls}."
+    )
+
+
+def encode_targets(groups: list[list[Row]]) -> list[Target]:
+    targets = []
+    for tool, label in (("bytepair", "list[int] path"), ("bytepair (numpy)", "numpy path")):
+        vs_tk, vs_peer, missing = [], [], 0
+        for group in groups:
+            row = next(r for r in group if r.tool == tool)
+            if not row.timed_ok:
+                missing += 1
+                continue
+            tk = next((r for r in group if r.tool == "tiktoken"), None)
+            best = fastest_peer(group)
+            where = f"{row.labels['encoding']} {row.labels['text']}"
+            if ratio(tk, row) is not None:
+                vs_tk.append((ratio(tk, row), where))
+            if ratio(best, row) is not None:
+                vs_peer.append((ratio(best, row), where, best.tool))
+        if missing == len(groups):
+            status = next(r for r in groups[0] if r.tool == tool).status if groups else "not run"
+            for name in ("≥ 5x tiktoken", "≥ 1.2x the fastest peer"):
+                targets.append(Target(f"1. encode, one thread, {label}: {name}", None, status))
+            continue
+        for name, values, threshold in (
+            ("≥ 5x tiktoken", vs_tk, 5.0),
+            ("≥ 1.2x the fastest peer", vs_peer, 1.2),
+        ):
+            if not values:
+                targets.append(Target(f"1. encode, one thread, {label}: {name}", None, "no peer"))
+                continue
+            low = min(values, key=lambda v: v[0])
+            failing = [v for v in values if v[0] < threshold]
+            detail = (
+                f"{len(values) - len(failing)}/{len(values)} groups; lowest {low[0]:.2f}× "
+                f"({low[1]}{', vs ' + low[2] if len(low) > 2 else ''}); highest "
+                f"{max(v[0] for v in values):.2f}×"
+            )
+            if failing and len(failing) <= 6:
+                detail += "; below: " + ", ".join(f"{v[1]} {v[0]:.2f}×" for v in failing)
+            if missing:
+                detail += f"; {missing} group(s) not timed"
+            targets.append(
+                Target(f"1. encode, one thread, {label}: {name}", not failing and not missing, detail)
+            )
+    return targets
+
+
+# ---------------------------------------------------------------------------
+# 2. Batch encoding, all cores
+# ---------------------------------------------------------------------------
+
+
+def batch_group(
+    args, encoding: str, corpus: Corpus, encoders: list[Encoder], truth: Truth, problems, pool
+) -> list[Row]:
+    texts = chunks(corpus.docs)
+    n_bytes = sum(len(t.encode("utf-8")) for t in texts)
+    threads = nproc()
+    what = f"{SHORT[encoding]} {corpus.name} {fmt_size(n_bytes)}, {len(texts)} texts"
+    want = truth.get(f"{corpus.name}:chunks", texts)
+    by_tool = {e.tool: e for e in encoders}
+    ours = by_tool["bytepair"]
+    tok = ours.tokenizer  # type: ignore[attr-defined]
+    labels = {"encoding": SHORT[encoding], "text": f"{corpus.name} {fmt_size(n_bytes)}, {len(texts)} texts"}
+    group: list[Row] = []
+
+    def add(tool, call, fn, is_peer, to_lists=None, status=OK, note="", baseline=False):
+        row = Row(what, tool, n_bytes, fn=fn, is_peer=is_peer, labels=dict(labels, call=call))
+        row.baseline = baseline  # type: ignore[attr-defined]
+        group.append(row)
+        if status != OK:
+            row.status, row.note, row.fn = status, note, None
+            return
+        result = try_call(row)
+        if result is not None:
+            check(row, to_lists(result) if to_lists else result, want, problems, f"batch {what}")
+
+    add(
+        "bytepair",
+        "encode_ordinary per text, 1 thread",
+        lambda: [tok.encode_ordinary(t) for t in texts],
+        False,
+        baseline=True,
+    )
+    add("bytepair", "encode_ordinary_batch(texts)", lambda: tok.encode_ordinary_batch(texts), False)
+    add("bytepair", "encode_batch(texts)", lambda: tok.encode_batch(texts), False)
+    add(
+        "bytepair",
+        f"encode_ordinary from {threads} Python threads",
+        lambda: list(pool.map(tok.encode_ordinary, texts)),
+        False,
+    )
+    numpy_path = by_tool["bytepair (numpy)"]
+    if numpy_path.batch is not None:
+        add(
+            "bytepair (numpy)",
+            numpy_path.batch_call,
+            functools.partial(numpy_path.batch, texts),
+            False,
+            to_lists=numpy_path.batch_to_lists,
+        )
+    else:
+        add("bytepair (numpy)", "encode_batch_to_numpy(texts)", None, False,
+            status="not available", note=numpy_path.note)
+    tk = by_tool["tiktoken"]
+    if tk.status == OK:
+        add("tiktoken", "encode_ordinary per text, 1 thread", lambda: [tk.encode(t) for t in texts], True)
+    for e in encoders:
+        if not e.is_peer:
+            continue
+        if e.status != OK:
+            add(e.tool, "—", None, True, status=e.status, note=e.note)
+        elif e.batch is None:
+            add(e.tool, "—", None, True, status="not available", note="no batch call")
+        else:
+            add(e.tool, e.batch_call, functools.partial(e.batch, texts), True,
+                to_lists=e.batch_to_lists)
+    race(group, args.rounds, f"batch {what}")
+    return group
+
+
+def render_batch(groups: list[list[Row]], rounds: int) -> str:
+    table = []
+    for group in groups:
+        base = next(r for r in group if getattr(r, "baseline", False))
+        tk_batch = next(
+            (r for r in group if r.tool == "tiktoken" and "batch" in r.labels["call"]), None
+        )
+        for row in group:
+            table.append(
+                [
+                    row.labels["encoding"],
+                    row.labels["text"],
+                    row.tool,
+                    row.labels["call"],
+                    fmt_seconds(row.median),
+                    fmt_throughput(row),
+                    fmt_spread(row),
+                    fmt_ratio(ratio(base, row)),
+                    fmt_ratio(ratio(tk_batch, row)),
+                    status_note(row),
+                ]
+            )
+    threads = nproc()
+    out = md_table(
+        [
+            "encoding",
+            "texts",
+            "tool",
+            "call",
+            "median s",
+            "MB/s",
+            "spread",
+            "× bytepair 1 thread",
+            "× tiktoken batch",
+            "notes",
+        ],
+        table,
+        right={4, 5, 6, 7, 8},
+    )
+    return out + (
+        f"\n\n{threads} cores, median of {rounds} rounds. Texts: the slice's documents, those "
+        f"longer than {2 * CHUNK_CHARS:,} characters cut after a blank line into pieces of "
+        f"about {CHUNK_CHARS:,} (so that {threads} threads can share the work); every tool "
+        "encodes the same texts. \"× bytepair 1 thread\" = the median time of bytepair's "
+        "encode_ordinary called once per text on one thread / this row's. "
+        f"\"encode_ordinary from {threads} Python threads\": a ThreadPoolExecutor (created "
+        "before timing) maps encode_ordinary over the texts: faster than one thread only if "
+        "the GIL is released during encoding."
+    )
+
+
+def tiny_groups(args, encoders: list[Encoder], text: str, problems) -> list[list[Row]]:
+    """Per-call costs: 1000 texts of 50 bytes in one batch, and a batch of one text."""
+    texts = tiny_texts(text)
+    n_bytes = sum(len(t.encode("utf-8")) for t in texts)
+    by_tool = {e.tool: e for e in encoders}
+    tok = by_tool["bytepair"].tokenizer  # type: ignore[attr-defined]
+    tk = by_tool["tiktoken"]
+    want = [tk.encode(t) for t in texts] if tk.status == OK else None
+    groups = []
+
+    what = f"{len(texts)} texts of ~{TINY_BYTES} B"
+    reps = max(1, min(20, args.tiny_reps))
+    group: list[Row] = []
+
+    def add(group, what, tool, call, fn, calls, want, is_peer, to_lists=None, status=OK, note="",
+            baseline=False):
+        row = Row(what, tool, 0, is_peer=is_peer,
+                  labels={"text": what, "call": call}, calls=calls)
+        row.baseline = baseline  # type: ignore[attr-defined]
+        group.append(row)
+        if status != OK:
+            row.status, row.note = status, note
+            return
+        row.fn = (lambda: [fn() for _ in range(calls)]) if calls > 1 else fn
+        result = try_call(row)
+        if result is not None:
+            got = result[0] if calls > 1 else result
+            check(row, to_lists(got) if to_lists else got, want, problems, f"tiny batch {what}")
+
+    add(group, what, "bytepair", "encode_ordinary per text", lambda: [tok.encode_ordinary(t) for t in texts],
+        reps, want, False, baseline=True)
+    add(group, what, "bytepair", "encode_ordinary_batch(texts)", lambda: tok.encode_ordinary_batch(texts),
+        reps, want, False)
+    np_path = by_tool["bytepair (numpy)"]
+    if np_path.batch is not None:
+        add(group, what, "bytepair (numpy)", np_path.batch_call, lambda: np_path.batch(texts), reps, want,
+            False, to_lists=np_path.batch_to_lists)
+    else:
+        add(group, what, "bytepair (numpy)", "encode_batch_to_numpy(texts)", None, reps, want, False,
+            status="not available", note=np_path.note)
+    if tk.status == OK:
+        add(group, what, "tiktoken", "encode_ordinary per text", lambda: [tk.encode(t) for t in texts],
+            reps, want, True)
+    for e in encoders:
+        if e.is_peer and e.status == OK and e.batch is not None:
+            batch = e.batch
+            add(group, what, e.tool, e.batch_call, lambda batch=batch: batch(texts), reps, want, True,
+                to_lists=e.batch_to_lists)
+    race(group, args.rounds, f"tiny batch {what}")
+    groups.append(group)
+
+    # One tiny text: what a batch call costs beyond encoding it.
+    one = texts[0]
+    what1 = f"1 text of {len(one.encode('utf-8'))} B"
+    want1 = [tk.encode(one)] if tk.status == OK else None
+    calls = max(10, args.tiny_reps * 50)
+    group = []
+    add(group, what1, "bytepair", "encode_ordinary(text)", lambda: [tok.encode_ordinary(one)], calls,
+        want1, False, baseline=True)
+    add(group, what1, "bytepair", "encode_ordinary_batch([text])", lambda: tok.encode_ordinary_batch([one]),
+        calls, want1, False)
+    if tk.status == OK:
+        tk_batch = by_tool["tiktoken"].batch
+        add(group, what1, "tiktoken", "encode_ordinary(text)", lambda: [tk.encode(one)], calls, want1, True)
+        add(group, what1, "tiktoken", by_tool["tiktoken"].batch_call.replace("texts", "[text]"),
+            lambda: tk_batch([one]), calls, want1, True)
+    race(group, args.rounds, f"tiny batch {what1}")
+    groups.append(group)
+    return groups
+
+
+def render_tiny(groups: list[list[Row]], rounds: int) -> str:
+    table = []
+    for group in groups:
+        base = next(r for r in group if getattr(r, "baseline", False))
+        for row in group:
+            median = row.median
+            table.append(
+                [
+                    row.labels["text"],
+                    row.tool,
+                    row.labels["call"],
+                    "—" if median is None else f"{median * 1e6:,.1f}",
+                    fmt_spread(row),
+                    fmt_ratio(ratio(base, row)),
+                    status_note(row),
+                ]
+            )
+    out = md_table(
+        ["input", "tool", "call", "µs per call", "spread", "× bytepair loop", "notes"],
+        table,
+        right={3, 4, 5},
+    )
+    return out + (
+        f"\n\ncl100k_base; texts cut from large_en; median of {rounds} rounds, each round "
+        "repeats the call many times and gives the time per call. A thread pool started per "
+        "call would show as a batch call much slower than the loop."
+    )
+
+
+def batch_targets(groups: list[list[Row]], tiny: list[list[Row]]) -> list[Target]:
+    targets = []
+    speedups, gil = [], []
+    for group in groups:
+        base = next(r for r in group if getattr(r, "baseline", False))
+        where = f"{base.labels['encoding']} {base.labels['text'].split(',')[0]}"
+        for row in group:
+            if row.tool != "bytepair" or row is base:
+                continue
+            if row.labels["call"] == "encode_ordinary_batch(texts)":
+                speedups.append((ratio(base, row), where))
+            elif "Python threads" in row.labels["call"]:
+                gil.append((ratio(base, row), where))
+    for name, values, threshold in (
+        ("2. batch (encode_ordinary_batch, 2 threads) ≥ 1.8x one thread", speedups, 1.8),
+        ("2. GIL released: encode_ordinary from 2 Python threads ≥ 1.5x one thread", gil, 1.5),
+    ):
+        known = [v for v in values if v[0] is not None]
+        if not known:
+            targets.append(Target(name, None, "not measured"))
+            continue
+        failing = [v for v in known if v[0] < threshold]
+        detail = ", ".join(f"{w} {r:.2f}×" for r, w in known)
+        targets.append(Target(name, not failing and len(known) == len(values), detail))
+    if tiny:
+        many, one = tiny[0], tiny[1] if len(tiny) > 1 else []
+        base = next(r for r in many if getattr(r, "baseline", False))
+        batch = next(
+            (r for r in many if r.tool == "bytepair" and r is not base), None
+        )
+        r = ratio(base, batch) if batch else None
+        base1 = next((x for x in one if getattr(x, "baseline", False)), None)
+        batch1 = next((x for x in one if x.tool == "bytepair" and x is not base1), None)
+        extra = (
+            (batch1.median - base1.median) * 1e6
+            if base1 and batch1 and base1.timed_ok and batch1.timed_ok
+            else None
+        )
+        met = None if r is None or extra is None else (r >= 1.0 and extra < 20)
+        detail = (
+            f"1000 texts of 50 B: batch {fmt_ratio(r)} the speed of the loop (want ≥ 1.00×); "
+            f"a batch of one 50 B text costs "
+            + ("—" if extra is None else f"{extra:+.1f} µs")
+            + " more than encode_ordinary (want < 20 µs)"
+        )
+        targets.append(Target("2. no per-call thread-pool start-up cost on small inputs", met, detail))
+    return targets
+
+
+# ---------------------------------------------------------------------------
+# 5. Decoding
+# ---------------------------------------------------------------------------
+
+
+def decode_group(args, encoding: str, corpus: Corpus, encoders: list[Encoder], truth: Truth, problems):
+    ids = truth.get(f"{corpus.name}:whole text", [corpus.text])
+    if ids is None:
+        ids = [encoders[0].encode(corpus.text)]
+    ids = ids[0]
+    want = corpus.text.encode("utf-8")
+    what = f"{SHORT[encoding]} {corpus.name}, {len(ids):,} tokens"
+    group = []
+    for e in encoders:
+        labels = {"encoding": SHORT[encoding], "text": f"{corpus.name}, {len(ids):,} tokens"}
+        row = Row(what, e.tool, len(want), is_peer=e.is_peer, labels=labels)
+        if e.status != OK:
+            if e.tool != "bytepair (numpy)":
+                row.status, row.note = e.status, e.note
+                group.append(row)
+            continue
+        if e.decode is None:
+            continue  # no decode-to-bytes call (HF returns str, bpe-openai str)
+        group.append(row)
+        row.fn = functools.partial(e.decode, ids)
+        row.labels["call"] = e.decode_call
+        out = try_call(row)
+        if out is not None and bytes(out) != want:
+            row.status = DIFFER
+            row.note = "output is not the input text"
+            problems.append(f"{e.tool} {e.decode_call} of the {what} ids is not the input text")
+    race(group, args.rounds, f"decode {what}")
+    return group
+
+
+def render_decode(groups: list[list[Row]], rounds: int) -> str:
+    table = []
+    for group in groups:
+        tk = next((r for r in group if r.tool == "tiktoken"), None)
+        for row in group:
+            table.append(
+                [
+                    row.labels["encoding"],
+                    row.labels["text"],
+                    row.tool,
+                    row.labels.get("call", "—"),
+                    fmt_seconds(row.median),
+                    fmt_throughput(row),
+                    fmt_spread(row),
+                    fmt_ratio(ratio(tk, row)),
+                    status_note(row),
+                ]
+            )
+    out = md_table(
+        ["encoding", "ids of", "tool", "call", "median s", "MB/s out", "spread", "× tiktoken", "notes"],
+        table,
+        right={4, 5, 6, 7},
+    )
+    return out + (
+        f"\n\nMedian of {rounds} rounds; tiktoken's ids of the whole slice, decoded to bytes "
+        "(checked equal to the slice); throughput in MB of output. HF tokenizers and bpe-openai "
+        "only decode to str, so they are not in this table."
+    )
+
+
+def decode_targets(groups: list[list[Row]]) -> list[Target]:
+    values = []
+    for group in groups:
+        ours = next((r for r in group if r.tool == "bytepair"), None)
+        tk = next((r for r in group if r.tool == "tiktoken"), None)
+        if ours is not None and ratio(tk, ours) is not None:
+            values.append((ratio(tk, ours), f"{ours.labels['encoding']} {ours.labels['text'].split(',')[0]}"))
+    if not values:
+        return [Target("5. decode_bytes ≥ tiktoken's throughput", None, "not measured")]
+    failing = [v for v in values if v[0] < 1.0]
+    return [
+        Target(
+            "5. decode_bytes ≥ tiktoken's throughput",
+            not failing,
+            ", ".join(f"{w} {r:.2f}×" for r, w in values),
+        )
+    ]
+
+
+# ---------------------------------------------------------------------------
+# The three suites together (one set of encoders per vocabulary at a time)
+# ---------------------------------------------------------------------------
+
+
+def run(args, ctx, suites: set[str], results: Results) -> None:
+    enc_groups, batch_groups, tiny, dec_groups = [], [], [], []
+    calls: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    pool = ThreadPoolExecutor(nproc())
+    for encoding in ENCODINGS:
+        log(f"loading the {encoding} encoders")
+        encoders = build_encoders(ctx.data, encoding, ctx.workdir)
+        for e in encoders:
+            if e.encode_call:
+                calls.setdefault(e.tool, e.encode_call)
+            if e.note and e.status == OK:
+                notes.setdefault(e.tool, e.note)
+            elif e.status != OK:
+                notes.setdefault(e.tool, f"{e.status}" + (f" ({e.note})" if e.note else ""))
+        truth = Truth(next(e for e in encoders if e.tool == "tiktoken"))
+        for name in CORPORA:
+            corpus = ctx.corpus(name)
+            if "encode" in suites:
+                enc_groups += encode_groups(args, encoding, corpus, encoders, truth, results.problems)
+            if "batch" in suites:
+                batch_groups.append(
+                    batch_group(args, encoding, corpus, encoders, truth, results.problems, pool)
+                )
+            if "decode" in suites:
+                dec_groups.append(decode_group(args, encoding, corpus, encoders, truth, results.problems))
+        if "batch" in suites and encoding == "cl100k_base":
+            tiny = tiny_groups(args, encoders, ctx.corpus("en").text, results.problems)
+        del encoders, truth
+        gc.collect()
+    pool.shutdown()
+
+    tools = "; ".join(f"{tool}: {note}" for tool, note in notes.items())
+    if "encode" in suites:
+        body = render_encode(enc_groups, calls, args.rounds) + f"\n\nTools — {tools}."
+        results.sections.append(Section("Encoding, one thread", body))
+        results.targets += encode_targets(enc_groups)
+        n_diff = sum(r.status == DIFFER for g in enc_groups for r in g)
+        results.checks.append(
+            f"encode ids: every tool's ids compared with tiktoken's on {len(enc_groups)} groups "
+            f"before timing; {n_diff} row(s) differ"
+        )
+    if "batch" in suites:
+        body = render_batch(batch_groups, args.rounds)
+        if tiny:
+            body += "\n\n**Small inputs**\n\n" + render_tiny(tiny, args.rounds)
+        results.sections.append(Section(f"Encoding, batch ({nproc()} threads)", body))
+        results.targets += batch_targets(batch_groups, tiny)
+    if "decode" in suites:
+        results.sections.append(Section("Decoding", render_decode(dec_groups, args.rounds)))
+        results.targets += decode_targets(dec_groups)
