@@ -235,6 +235,14 @@ impl Vocab {
             .filter(|b| !b.is_empty())
     }
 
+    /// One more than the highest merge rank.
+    pub fn rank_count(&self) -> usize {
+        match &self.ranking {
+            Ranking::Merges(merges) => merges.len(),
+            Ranking::TokenIds => self.tokens.len(),
+        }
+    }
+
     pub fn ranking(&self) -> &Ranking {
         &self.ranking
     }

@@ -67,39 +67,129 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
 
 const NONE: u32 = u32::MAX;
 
+/// Candidate merges of a long piece: yields (rank, left position), lowest
+/// rank first, then leftmost.
+trait MergeQueue {
+    fn push(&mut self, rank: u32, position: u32);
+    fn pop(&mut self) -> Option<(u32, u32)>;
+}
+
+/// A binary min-heap: O(log n) a step, for pieces of moderate length.
+struct HeapQueue(BinaryHeap<Reverse<(u32, u32)>>);
+
+impl MergeQueue for HeapQueue {
+    fn push(&mut self, rank: u32, position: u32) {
+        self.0.push(Reverse((rank, position)));
+    }
+    fn pop(&mut self) -> Option<(u32, u32)> {
+        self.0.pop().map(|Reverse(entry)| entry)
+    }
+}
+
+/// One bucket per rank, visited in rank order, each sorted by position when
+/// its turn comes: for very long pieces, where a heap's cache misses
+/// dominate. A merge never creates a candidate of its own rank (the new pair
+/// makes longer bytes), so a bucket does not grow while it is read; the rare
+/// candidate of a lower rank than the current bucket waits in a small heap
+/// and goes first, which keeps the order exactly (rank, position).
+struct BucketQueue {
+    buckets: Vec<Vec<u32>>,
+    current_rank: usize,
+    current: Vec<u32>,
+    cursor: usize,
+    lower: BinaryHeap<Reverse<(u32, u32)>>,
+}
+
+impl BucketQueue {
+    fn new(ranks: usize) -> Self {
+        Self {
+            buckets: vec![Vec::new(); ranks],
+            current_rank: 0,
+            current: Vec::new(),
+            cursor: 0,
+            lower: BinaryHeap::new(),
+        }
+    }
+}
+
+impl MergeQueue for BucketQueue {
+    fn push(&mut self, rank: u32, position: u32) {
+        match self.buckets.get_mut(rank as usize) {
+            Some(bucket) if rank as usize > self.current_rank => bucket.push(position),
+            _ => self.lower.push(Reverse((rank, position))),
+        }
+    }
+
+    fn pop(&mut self) -> Option<(u32, u32)> {
+        while self.cursor == self.current.len() && self.current_rank + 1 < self.buckets.len() {
+            self.current_rank += 1;
+            self.current = std::mem::take(&mut self.buckets[self.current_rank]);
+            self.current.sort_unstable();
+            self.cursor = 0;
+        }
+        let from_bucket = self
+            .current
+            .get(self.cursor)
+            .map(|&pos| (self.current_rank as u32, pos));
+        match (self.lower.peek().map(|Reverse(entry)| *entry), from_bucket) {
+            (Some(low), Some(next)) if low <= next => self.lower.pop().map(|Reverse(e)| e),
+            (_, Some(next)) => {
+                self.cursor += 1;
+                Some(next)
+            }
+            (Some(_), None) => self.lower.pop().map(|Reverse(e)| e),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Pieces at least this long use the bucket queue.
+const BUCKET_MIN: usize = 1 << 14;
+
 fn encode_by_heap(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
+    if piece.len() >= BUCKET_MIN {
+        let mut queue = BucketQueue::new(vocab.rank_count());
+        merge_linked(vocab, piece, skip, &mut queue, out)
+    } else {
+        let mut queue = HeapQueue(BinaryHeap::with_capacity(piece.len()));
+        merge_linked(vocab, piece, skip, &mut queue, out)
+    }
+}
+
+/// Merging over a linked list of symbols; `queue` orders the candidates.
+fn merge_linked(
+    vocab: &Vocab,
+    piece: &[u8],
+    skip: u32,
+    queue: &mut impl MergeQueue,
+    out: &mut Vec<u32>,
+) {
     let rule_of = |l: u32, r: u32| vocab.merge_rule(l, r).filter(|rule| rule.rank != skip);
     let n = piece.len();
     let mut ids: Vec<u32> = piece.iter().map(|&b| vocab.byte_id(b)).collect();
     // A symbol is named by the byte position where it starts; `next`/`prev`
-    // link the live symbols, `alive` marks those not absorbed by a merge.
+    // link the live symbols; a symbol absorbed by a merge gets id NONE.
     let mut next: Vec<u32> = (1..=n as u32).collect();
     next[n - 1] = NONE;
     let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
     prev[0] = NONE;
-    let mut alive = vec![true; n];
-    // (rank, left position): the min-heap yields the lowest rank, then the leftmost.
-    let mut heap: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::with_capacity(n);
     for i in 0..n - 1 {
         if let Some(rule) = rule_of(ids[i], ids[i + 1]) {
-            heap.push(Reverse((rule.rank, i as u32)));
+            queue.push(rule.rank, i as u32);
         }
     }
-    while let Some(Reverse((rank, left))) = heap.pop() {
+    while let Some((rank, left)) = queue.pop() {
         let l = left as usize;
-        if !alive[l] || next[l] == NONE {
+        if ids[l] == NONE || next[l] == NONE {
             continue;
         }
         let r = next[l] as usize;
         // Stale entry: the pair at this place changed since it was pushed.
-        let Some(rule) = rule_of(ids[l], ids[r]) else {
-            continue;
-        };
-        if rule.rank != rank {
-            continue;
+        match rule_of(ids[l], ids[r]) {
+            Some(rule) if rule.rank == rank => ids[l] = rule.result,
+            _ => continue,
         }
-        ids[l] = rule.result;
-        alive[r] = false;
+        ids[r] = NONE;
         next[l] = next[r];
         if next[l] != NONE {
             prev[next[l] as usize] = left;
@@ -107,12 +197,12 @@ fn encode_by_heap(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
         if prev[l] != NONE {
             let p = prev[l] as usize;
             if let Some(rule) = rule_of(ids[p], ids[l]) {
-                heap.push(Reverse((rule.rank, p as u32)));
+                queue.push(rule.rank, p as u32);
             }
         }
         if next[l] != NONE {
             if let Some(rule) = rule_of(ids[l], ids[next[l] as usize]) {
-                heap.push(Reverse((rule.rank, left)));
+                queue.push(rule.rank, left);
             }
         }
     }
@@ -279,6 +369,54 @@ mod tests {
         let (scan, heap) = both(&v, b"aaa");
         assert_eq!(scan, vec![256, 97]);
         assert_eq!(heap, scan);
+    }
+
+    #[test]
+    fn buckets_agree_with_the_heap_on_very_long_pieces() {
+        let v = vocab_with(&[
+            (b"a", b"b"),
+            (b"b", b"a"),
+            (b"ab", b"a"),
+            (b"a", b"ba"),
+            (b"aba", b"b"),
+            (b"a", b"a"),
+        ]);
+        let text: Vec<u8> = (0..40_000u32)
+            .map(|i| {
+                if (i * 7 + i / 3 + i / 101) % 3 == 0 {
+                    b'b'
+                } else {
+                    b'a'
+                }
+            })
+            .collect();
+        let (mut heap, mut buckets) = (Vec::new(), Vec::new());
+        merge_linked(
+            &v,
+            &text,
+            u32::MAX,
+            &mut HeapQueue(BinaryHeap::new()),
+            &mut heap,
+        );
+        merge_linked(
+            &v,
+            &text,
+            u32::MAX,
+            &mut BucketQueue::new(v.rank_count()),
+            &mut buckets,
+        );
+        assert_eq!(heap, buckets);
+        let mut scan = Vec::new();
+        encode_by_scan(&v, &text[..3000], u32::MAX, &mut scan);
+        let mut short = Vec::new();
+        merge_linked(
+            &v,
+            &text[..3000],
+            u32::MAX,
+            &mut BucketQueue::new(v.rank_count()),
+            &mut short,
+        );
+        assert_eq!(scan, short);
     }
 
     #[test]
