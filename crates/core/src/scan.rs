@@ -192,6 +192,31 @@ fn contraction(text: &str, i: usize, fold: bool) -> Option<usize> {
     }
 }
 
+/// `\p{N}{1,3}` at `i` (a digit is there).
+fn up_to_three_digits(text: &str, i: usize) -> usize {
+    let mut end = i;
+    for _ in 0..3 {
+        match char_at(text, end) {
+            Some((d, n)) if class_of(d) & NUMBER != 0 => end += n,
+            _ => break,
+        }
+    }
+    end
+}
+
+/// ` ?[^\s\p{L}\p{N}]+` at `i`, then the run of characters `tail` accepts
+/// (cl100k: newlines; o200k: newlines and slashes); None when no such run starts here.
+fn punctuation_run(text: &str, i: usize, tail: impl Fn(char) -> bool) -> Option<usize> {
+    let (c, len) = char_at(text, i)?;
+    let start = match char_at(text, i + len) {
+        Some((next, _)) if c == ' ' && is_other(class_of(next)) => i + len,
+        _ if is_other(class_of(c)) => i,
+        _ => return None,
+    };
+    let end = run_of(text, start, |_, k| is_other(k));
+    Some(run_of(text, end, |ch, _| tail(ch)))
+}
+
 /// The builtin patterns that have a scanner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scanner {
@@ -283,24 +308,11 @@ fn cl100k_end(text: &str, i: usize) -> usize {
     }
     // `\p{N}{1,3}+`
     if class & NUMBER != 0 {
-        let mut end = i;
-        for _ in 0..3 {
-            match char_at(text, end) {
-                Some((d, n)) if class_of(d) & NUMBER != 0 => end += n,
-                _ => break,
-            }
-        }
-        return end;
+        return up_to_three_digits(text, i);
     }
     // ` ?[^\s\p{L}\p{N}]++[\r\n]*+`
-    let other_start = match (c, char_at(text, i + len)) {
-        (' ', Some((next, _))) if is_other(class_of(next)) => Some(i + len),
-        _ if is_other(class) => Some(i),
-        _ => None,
-    };
-    if let Some(start) = other_start {
-        let end = run_of(text, start, |_, k| is_other(k));
-        return run_of(text, end, |ch, _| ch == '\r' || ch == '\n');
+    if let Some(end) = punctuation_run(text, i, |ch| ch == '\r' || ch == '\n') {
+        return end;
     }
     // Whitespace: `\s++$`, then `\s*[\r\n]` (up to the run's last newline),
     // then `\s+(?!\S)`, then `\s`.
@@ -368,24 +380,11 @@ fn o200k_end(text: &str, i: usize) -> usize {
     }
     // `\p{N}{1,3}`
     if class & NUMBER != 0 {
-        let mut end = i;
-        for _ in 0..3 {
-            match char_at(text, end) {
-                Some((d, n)) if class_of(d) & NUMBER != 0 => end += n,
-                _ => break,
-            }
-        }
-        return end;
+        return up_to_three_digits(text, i);
     }
     // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-    let other_start = match (c, char_at(text, i + len)) {
-        (' ', Some((next, _))) if is_other(class_of(next)) => Some(i + len),
-        _ if is_other(class) => Some(i),
-        _ => None,
-    };
-    if let Some(start) = other_start {
-        let end = run_of(text, start, |_, k| is_other(k));
-        return run_of(text, end, |ch, _| ch == '\r' || ch == '\n' || ch == '/');
+    if let Some(end) = punctuation_run(text, i, |ch| matches!(ch, '\r' | '\n' | '/')) {
+        return end;
     }
     // Whitespace: `\s*[\r\n]+` (up to the run's last newline), then
     // `\s+(?!\S)`, then `\s+`.

@@ -118,6 +118,14 @@ struct CoreBPE {
 }
 
 impl CoreBPE {
+    fn chosen(&self, allowed: Vec<usize>, disallowed: Vec<usize>) -> (Chosen, Chosen) {
+        let total = self.inner.vocab().special().tokens().len();
+        (
+            Chosen::from(allowed, total),
+            Chosen::from(disallowed, total),
+        )
+    }
+
     fn ids(
         &self,
         py: Python<'_>,
@@ -125,11 +133,7 @@ impl CoreBPE {
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<Vec<u32>> {
-        let total = self.inner.vocab().special().tokens().len();
-        let (allowed, disallowed) = (
-            Chosen::from(allowed, total),
-            Chosen::from(disallowed, total),
-        );
+        let (allowed, disallowed) = self.chosen(allowed, disallowed);
         let found = without_gil(py, || {
             match self.inner.find_disallowed(text, disallowed.selection())? {
                 Some((position, token)) => Ok(Err((position, token.to_owned()))),
@@ -149,11 +153,7 @@ impl CoreBPE {
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<Vec<Vec<u32>>> {
-        let total = self.inner.vocab().special().tokens().len();
-        let (allowed, disallowed) = (
-            Chosen::from(allowed, total),
-            Chosen::from(disallowed, total),
-        );
+        let (allowed, disallowed) = self.chosen(allowed, disallowed);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         if !matches!(disallowed, Chosen::Nothing) {
             for (i, text) in refs.iter().enumerate() {
