@@ -15,6 +15,7 @@ pub mod count;
 pub mod decode;
 pub mod error;
 pub mod pretokenize;
+pub mod rank_file;
 pub mod scan;
 pub mod special;
 pub mod tokenizer;

@@ -2,6 +2,7 @@
 //! invariants checked once when a vocabulary is built, so that a bad file
 //! fails at load and never at encode.
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
@@ -161,25 +162,27 @@ impl Vocab {
                 }
             }
             Ranking::TokenIds => {
-                // Every way to cut a token in two tokens is a pair that merges into it.
-                for (id, bytes) in tokens.iter().enumerate() {
-                    if is_special[id] || bytes.len() < 2 {
-                        continue;
-                    }
-                    for cut in 1..bytes.len() {
-                        let (Some(&left), Some(&right)) = (
-                            ids_by_bytes.get(&bytes[..cut]),
-                            ids_by_bytes.get(&bytes[cut..]),
-                        ) else {
-                            continue;
-                        };
-                        let rule = MergeRule {
-                            rank: id as u32,
-                            result: id as u32,
-                        };
-                        merge_rules.insert(pair_key(left, right), rule);
-                    }
-                }
+                // Every way to cut a token in two tokens is a pair that merges
+                // into it. Found in parallel (on the caller's thread pool).
+                let rules: Vec<(u64, MergeRule)> = (0..tokens.len())
+                    .into_par_iter()
+                    .filter(|&id| !is_special[id] && tokens[id].len() >= 2)
+                    .flat_map_iter(|id| {
+                        let bytes = &tokens[id];
+                        let ids_by_bytes = &ids_by_bytes;
+                        (1..bytes.len()).filter_map(move |cut| {
+                            // Most prefixes are not tokens: look the suffix up only after.
+                            let left = *ids_by_bytes.get(&bytes[..cut])?;
+                            let right = *ids_by_bytes.get(&bytes[cut..])?;
+                            let rule = MergeRule {
+                                rank: id as u32,
+                                result: id as u32,
+                            };
+                            Some((pair_key(left, right), rule))
+                        })
+                    })
+                    .collect();
+                merge_rules.extend(rules);
             }
         }
         let mut vocab = Self {
@@ -204,15 +207,15 @@ impl Vocab {
     }
 
     fn find_tokens_that_encode_to_themselves(&self) -> Vec<bool> {
-        let mut parts = Vec::new();
         (0..self.tokens.len())
-            .map(|id| {
+            .into_par_iter()
+            .map_init(Vec::new, |parts, id| {
                 let bytes = &self.tokens[id];
                 if self.is_special[id] || bytes.is_empty() {
                     return false;
                 }
                 parts.clear();
-                crate::bpe::encode::encode_skipping_rank(self, bytes, u32::MAX, &mut parts);
+                crate::bpe::encode::encode_skipping_rank(self, bytes, u32::MAX, parts);
                 parts[..] == [id as u32]
             })
             .collect()

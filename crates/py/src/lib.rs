@@ -201,7 +201,7 @@ impl CoreBPE {
     ) -> PyResult<Self> {
         let pretokenizer = self::pretokenizer(pretokenizer, pattern).map_err(to_py)?;
         let ranking = merges.map_or(Ranking::TokenIds, Ranking::Merges);
-        let vocab = without_gil(py, || Vocab::new(tokens, ranking, special_tokens))?;
+        let vocab = in_parallel(py, || Vocab::new(tokens, ranking, special_tokens))?;
         Ok(Self {
             inner: bytepair_core::Tokenizer::new(vocab, pretokenizer),
         })
@@ -336,6 +336,22 @@ fn disallowed_error(
     }
 }
 
+/// The tokens of a `.tiktoken` rank file by rank (None where no line gives
+/// that rank). Raises ValueError(line, problem); line 0 is the whole file.
+#[pyfunction]
+fn parse_rank_file<'py>(
+    py: Python<'py>,
+    data: &[u8],
+) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
+    let tokens = py
+        .detach(|| bytepair_core::rank_file::parse(data))
+        .map_err(|(line, problem)| PyValueError::new_err((line, problem)))?;
+    Ok(tokens
+        .into_iter()
+        .map(|t| t.map(|bytes| PyBytes::new(py, &bytes)))
+        .collect())
+}
+
 /// Pre-token counts, filled batch by batch before training.
 #[pyclass(module = "bytepair._native")]
 struct PretokenCounter {
@@ -454,6 +470,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CoreBPE>()?;
     m.add_class::<PretokenCounter>()?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rank_file, m)?)?;
     m.add("GPT2_PATTERN", bytepair_core::pretokenize::GPT2_PATTERN)?;
     m.add(
         "WHITESPACE_PATTERN",

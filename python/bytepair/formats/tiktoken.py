@@ -92,6 +92,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Union
 
+from .. import _native
 from ..errors import FormatError
 from ..model import BPEModel
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer, resolve
@@ -116,56 +117,20 @@ SHOWN = 5
 # The rank file
 
 
+def parse_rank_tokens(data: bytes, source: object) -> list[Optional[bytes]]:
+    """The tokens of the contents of a ``.tiktoken`` file by rank (None where
+    no line gives a rank); FormatError naming the line. Parsed in the core."""
+    try:
+        return _native.parse_rank_file(data)
+    except ValueError as e:
+        line, problem = e.args
+        raise FormatError(source, problem, f"line {line}" if line else None) from None
+
+
 def parse_ranks(data: bytes, source: object) -> dict[bytes, int]:
     """The ranks in the contents of a ``.tiktoken`` file; FormatError naming the line."""
-    ranks: dict[bytes, int] = {}
-    line_of_rank: dict[int, int] = {}
-    for number, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
-            continue  # tiktoken skips empty lines too
-        fields = line.split()
-        where = f"line {number}"
-        if len(fields) != 2:
-            raise FormatError(
-                source,
-                f"expected 'base64-token rank', found {len(fields)} field(s): {_show_line(line)}",
-                where,
-            )
-        encoded, rank_text = fields
-        try:
-            token = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError):
-            raise FormatError(
-                source, f"the token {_show_line(encoded)} is not valid base64", where
-            ) from None
-        if not token:
-            raise FormatError(source, "the token is empty", where)
-        if not rank_text.isdigit():
-            raise FormatError(
-                source, f"the rank {_show_line(rank_text)} is not a whole number >= 0", where
-            )
-        rank = int(rank_text)
-        if rank in line_of_rank:
-            raise FormatError(
-                source, f"rank {rank} is given twice (first on line {line_of_rank[rank]})", where
-            )
-        if token in ranks:
-            first = line_of_rank[ranks[token]]
-            raise FormatError(
-                source,
-                f"the token {token!r} appears twice (first on line {first}, rank {ranks[token]})",
-                where,
-            )
-        ranks[token] = rank
-        line_of_rank[rank] = number
-    if not ranks:
-        raise FormatError(source, "the file holds no token")
-    return ranks
-
-
-def _show_line(data: bytes) -> str:
-    text = data.decode("utf-8", errors="replace")
-    return repr(text if len(text) <= 60 else text[:57] + "...")
+    tokens = parse_rank_tokens(data, source)
+    return {token: rank for rank, token in enumerate(tokens) if token is not None}
 
 
 def load_ranks(path: PathLike) -> dict[bytes, int]:
@@ -221,8 +186,6 @@ def model_from_ranks(
     special tokens) are None; ``n_vocab`` is the largest id + 1, as tiktoken's.
     ValueError when a special token's id is also a rank.
     """
-    pretokenizer = resolve(pattern)
-    special_tokens = dict(special_tokens or {})
     if not ranks:
         raise ValueError("no tokens: the ranks are empty")
     for token, rank in ranks.items():
@@ -231,23 +194,38 @@ def model_from_ranks(
     by_rank = {rank: token for token, rank in ranks.items()}
     if len(by_rank) != len(ranks):
         raise ValueError("two tokens have the same rank")
+    tokens: list[Optional[bytes]] = [None] * (max(by_rank) + 1)
+    for rank, token in by_rank.items():
+        tokens[rank] = token
+    return model_from_rank_tokens(tokens, pattern, special_tokens)
+
+
+def model_from_rank_tokens(
+    tokens: list[Optional[bytes]],
+    pattern: object,
+    special_tokens: Optional[Mapping[str, int]] = None,
+) -> BPEModel:
+    """:func:`model_from_ranks` from the tokens by rank (None: no token has that rank)."""
+    pretokenizer = resolve(pattern)
+    special_tokens = dict(special_tokens or {})
+    tokens = list(tokens)
     for text, token_id in special_tokens.items():
         if not isinstance(text, str) or not text:
             raise ValueError(f"special token {text!r} must be a non-empty string")
         if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
             raise ValueError(f"special token {text!r} has id {token_id!r}, not a whole number >= 0")
-        if token_id in by_rank:
+        if token_id < len(tokens) and tokens[token_id] is not None:
             raise ValueError(
                 f"special token {text!r} has id {token_id}, which is also the rank of the "
-                f"token {by_rank[token_id]!r} (tiktoken needs them apart)"
+                f"token {tokens[token_id]!r} (tiktoken needs them apart)"
             )
-    size = max(max(by_rank), max(special_tokens.values(), default=-1)) + 1
-    tokens: list[Optional[bytes]] = [None] * size
-    for rank, token in by_rank.items():
-        tokens[rank] = token
+    size = max(len(tokens), max(special_tokens.values(), default=-1) + 1)
+    tokens.extend([None] * (size - len(tokens)))
+    taken: set[int] = set()
     for text, token_id in special_tokens.items():
-        if tokens[token_id] is not None:
+        if token_id in taken:
             raise ValueError(f"id {token_id} is given to two special tokens")
+        taken.add(token_id)
         tokens[token_id] = text.encode("utf-8")
     return BPEModel(tuple(tokens), None, special_tokens, pretokenizer)
 
@@ -329,9 +307,9 @@ def _check_known(path: Path, data: bytes, known) -> None:
 def _from_data(
     path: Path, data: bytes, pattern: object, special_tokens: Mapping[str, int]
 ) -> BPEModel:
-    ranks = parse_ranks(data, path)
+    tokens = parse_rank_tokens(data, path)
     try:
-        return model_from_ranks(ranks, pattern, special_tokens)
+        return model_from_rank_tokens(tokens, pattern, special_tokens)
     except ValueError as e:
         raise FormatError(path, str(e)) from None
 
