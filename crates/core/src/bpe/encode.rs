@@ -47,20 +47,52 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
     out.extend(piece.iter().map(|&b| vocab.byte_id(b)));
     let symbols = &mut out[start..];
     let mut len = symbols.len();
+    // The rank and result of the pair starting at each symbol (NO_RANK: none).
+    // Only the two pairs beside a merge change, so each merge costs two
+    // lookups and a scan of this small array for the minimum.
+    const NO_RANK: u32 = u32::MAX;
+    let rule_at = |symbols: &[u32], i: usize| match vocab.merge_rule(symbols[i], symbols[i + 1]) {
+        Some(rule) if rule.rank != skip => (rule.rank, rule.result),
+        _ => (NO_RANK, 0),
+    };
+    let mut on_stack = [(NO_RANK, 0u32); SCAN_LIMIT];
+    let mut on_heap = Vec::new();
+    let ranks: &mut [(u32, u32)] = if len <= SCAN_LIMIT {
+        &mut on_stack
+    } else {
+        on_heap.resize(len, (NO_RANK, 0));
+        &mut on_heap
+    };
+    for (i, slot) in ranks.iter_mut().enumerate().take(len - 1) {
+        *slot = rule_at(symbols, i);
+    }
     loop {
         // The leftmost adjacent pair of lowest rank.
-        let mut best: Option<(u32, usize, u32)> = None;
-        for i in 0..len.saturating_sub(1) {
-            if let Some(rule) = vocab.merge_rule(symbols[i], symbols[i + 1]) {
-                if rule.rank != skip && best.is_none_or(|(rank, _, _)| rule.rank < rank) {
-                    best = Some((rule.rank, i, rule.result));
-                }
+        let mut at = 0;
+        for i in 1..len - 1 {
+            if ranks[i].0 < ranks[at].0 {
+                at = i;
             }
         }
-        let Some((_, at, result)) = best else { break };
+        let (rank, result) = ranks[at];
+        if rank == NO_RANK || len < 2 {
+            break;
+        }
         symbols[at] = result;
         symbols.copy_within(at + 2..len, at + 1);
+        ranks.copy_within(at + 2..len, at + 1);
         len -= 1;
+        if at + 1 < len {
+            ranks[at] = rule_at(symbols, at);
+        } else {
+            ranks[at] = (NO_RANK, 0);
+        }
+        if at > 0 {
+            ranks[at - 1] = rule_at(symbols, at - 1);
+        }
+        if len < 2 {
+            break;
+        }
     }
     out.truncate(start + len);
 }
