@@ -247,16 +247,29 @@ fn merge_linked(
 
 /// Slots of the hot table (a power of two): enough for the words that make
 /// up most of a text, small enough to stay in the CPU cache.
-const HOT_SLOTS: usize = 1 << 12;
+const HOT_SLOTS: usize = 1 << 13;
 /// Texts shorter than this skip the hot table (allocating it would cost more).
 const HOT_MIN_TEXT: usize = 1 << 15;
 
-/// A short piece (packed key) and its ids, when there are at most three.
+/// A piece of at most 15 bytes (packed with its length) and its ids, when
+/// there are at most three.
 #[derive(Clone, Copy, Default)]
 struct HotSlot {
-    key: u64,
+    key: u128,
     len: u8,
     ids: [u32; 3],
+}
+
+/// Packs a piece of at most 15 bytes and its length into one integer.
+#[inline]
+fn hot_key(piece: &[u8]) -> Option<u128> {
+    if piece.len() > 15 {
+        return None;
+    }
+    let mut key = [0u8; 16];
+    key[..piece.len()].copy_from_slice(piece);
+    key[15] = piece.len() as u8;
+    Some(u128::from_le_bytes(key))
 }
 
 /// Remembers the ids of pieces already encoded during one call, since text
@@ -271,8 +284,10 @@ pub struct PieceCache<'t> {
 }
 
 #[inline]
-fn hot_slot(key: u64) -> usize {
-    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HOT_SLOTS.trailing_zeros())) as usize
+fn hot_slot(key: u128) -> usize {
+    let mixed =
+        ((key as u64) ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> (64 - HOT_SLOTS.trailing_zeros())) as usize
 }
 
 impl<'t> PieceCache<'t> {
@@ -293,9 +308,13 @@ impl<'t> PieceCache<'t> {
         if piece.len() <= 1 {
             return encode_piece(vocab, piece, out);
         }
-        let key = short_key(piece);
-        let slot = match key {
-            Some(k) if !self.hot.is_empty() => {
+        let hot_key = if self.hot.is_empty() {
+            None
+        } else {
+            hot_key(piece)
+        };
+        let slot = match hot_key {
+            Some(k) => {
                 let slot = hot_slot(k);
                 let hot = &self.hot[slot];
                 if hot.key == k {
@@ -304,11 +323,11 @@ impl<'t> PieceCache<'t> {
                 }
                 Some(slot)
             }
-            _ => None,
+            None => None,
         };
         let before = out.len();
-        self.encode_uncached(vocab, piece, key, out);
-        if let (Some(slot), Some(k)) = (slot, key) {
+        self.encode_uncached(vocab, piece, short_key(piece), out);
+        if let (Some(slot), Some(k)) = (slot, hot_key) {
             let ids = &out[before..];
             if ids.len() <= 3 {
                 let mut hot = HotSlot {
