@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import functools
 import gc
-import statistics
-import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Optional
 
 from bench_harness import (
@@ -31,6 +28,7 @@ from bench_harness import (
     log,
     md_table,
     nproc,
+    plural,
     race,
     status_note,
 )
@@ -79,27 +77,48 @@ def tiny_texts(text: str, size: int = TINY_BYTES, count: int = TINY_COUNT) -> li
     return out
 
 
-def first_difference(got: list[list[int]], want: list[list[int]]) -> str:
+def first_difference(
+    got: list[list[int]], want: list[list[int]], texts: Optional[list[str]] = None, decode=None
+) -> str:
+    """Where ``got`` first differs from tiktoken's ``want``, with the text there."""
     if len(got) != len(want):
         return f"{len(got)} results for {len(want)} texts"
     for d, (a, b) in enumerate(zip(got, want)):
         if a != b:
             pos = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            where = ""
+            if texts is not None and decode is not None and d < len(texts):
+                byte_pos = len(decode(b[:pos]))
+                data = texts[d].encode("utf-8")
+                context = data[max(0, byte_pos - 30) : byte_pos + 30].decode("utf-8", "replace")
+                where = f", byte {byte_pos} of the text, near {context!r}"
             return (
-                f"text {d}, token {pos}: {a[pos : pos + 6]} vs tiktoken's {b[pos : pos + 6]} "
-                f"({len(a)} vs {len(b)} tokens)"
+                f"text {d}, token {pos}{where}: {list(a[pos : pos + 6])} vs tiktoken's "
+                f"{b[pos : pos + 6]} ({len(a)} vs {len(b)} tokens)"
             )
     return "same"
 
 
 def check(
-    row: Row, got: list[list[int]], want: Optional[list[list[int]]], problems: list[str], what: str
+    row: Row,
+    got: list[list[int]],
+    want: Optional[list[list[int]]],
+    results: Results,
+    what: str,
+    texts: Optional[list[str]] = None,
+    decode=None,
 ) -> None:
+    """Compares ``got`` with tiktoken's ids: bytepair's difference is a problem
+    (exit status 1); a peer's is reported and its row gets no ratio."""
     if want is None:
         row.add_note("ids not checked (tiktoken not installed)")
     elif got != want:
         row.status = DIFFER
-        problems.append(f"ids DIFFER — {row.tool}, {what}: {first_difference(got, want)}")
+        line = f"{row.tool}, {what}: {first_difference(got, want, texts, decode)}"
+        if row.is_peer:
+            results.peer_diffs.append(line)
+        else:
+            results.problems.append(f"ids DIFFER — {line}")
 
 
 def try_call(row: Row):
@@ -149,12 +168,12 @@ class Truth:
 
 
 def encode_groups(
-    args, encoding: str, corpus: Corpus, encoders: list[Encoder], truth: Truth, problems
+    args, encoding: str, corpus: Corpus, encoders: list[Encoder], truth: Truth, results: Results
 ) -> list[list[Row]]:
     groups = []
     modes = {
         "whole text": [corpus.text],
-        f"{len(corpus.docs)} docs": corpus.docs,
+        "per document" if len(corpus.docs) == 1 else f"{len(corpus.docs)} docs": corpus.docs,
     }
     for mode, texts in modes.items():
         what = f"{SHORT[encoding]} {corpus.name} {fmt_size(corpus.n_bytes)}, {mode}"
@@ -163,7 +182,10 @@ def encode_groups(
         log(f"encode {what}: correctness check (also the warm-up)")
         group = []
         for e in encoders:
-            labels = {"encoding": SHORT[encoding], "text": f"{corpus.name} {fmt_size(n_bytes)}, {mode}"}
+            labels = {
+                "encoding": SHORT[encoding],
+                "text": f"{corpus.name} {fmt_size(n_bytes)}, {mode}",
+            }
             row = Row(what, e.tool, n_bytes, is_peer=e.is_peer, labels=labels)
             group.append(row)
             if e.status != OK:
@@ -175,7 +197,15 @@ def encode_groups(
             row.fn = functools.partial(encode_all, e.encode, texts)
             result = try_call(row)
             if result is not None:
-                check(row, [e.to_list(r) for r in result], want, problems, f"encode {what}")
+                check(
+                    row,
+                    [e.to_list(r) for r in result],
+                    want,
+                    results,
+                    f"encode {what}",
+                    texts,
+                    truth.tk.decode if truth.tk else None,
+                )
             del result
         race(group, args.rounds, f"encode {what}")
         groups.append(group)
@@ -189,6 +219,10 @@ def render_encode(groups: list[list[Row]], encoders_seen: dict[str, str], rounds
         best = fastest_peer(group)
         for row in group:
             note = status_note(row)
+            if row.cores is not None and row.cores > 1.3:
+                note = f"used {row.cores:.1f} cores (CPU time / wall time)" + (
+                    f"; {note}" if note else ""
+                )
             if not row.is_peer and best is not None and row.timed_ok:
                 note = f"fastest peer: {best.tool}" + (f"; {note}" if note else "")
             table.append(
@@ -221,12 +255,13 @@ def render_encode(groups: list[list[Row]], encoders_seen: dict[str, str], rounds
     )
     calls = "; ".join(f"{tool}: {call}" for tool, call in encoders_seen.items())
     return (
-        out
-        + f"\n\nOne thread, median of {rounds} rounds. "
-        "\"× tiktoken\" and \"× fastest peer\" = that tool's median time / this row's "
+        out + f"\n\nOne thread, median of {rounds} rounds. "
+        '"× tiktoken" and "× fastest peer" = that tool\'s median time / this row\'s '
         "(above 1: this row is faster); the fastest peer is the fastest non-bytepair row of the "
-        "group whose ids are identical. \"whole text\" encodes the slice as one string; \"docs\" "
+        'group whose ids are identical. "whole text" encodes the slice as one string; "docs" '
         "encodes its documents (exact byte ranges from the corpus manifest) one call each. "
+        "The process's CPU time is measured with the wall time: a row whose call keeps more than "
+        "one core busy says so. "
         f"Calls — {calls}."
     )
 
@@ -271,7 +306,9 @@ def encode_targets(groups: list[list[Row]]) -> list[Target]:
             if missing:
                 detail += f"; {missing} group(s) not timed"
             targets.append(
-                Target(f"1. encode, one thread, {label}: {name}", not failing and not missing, detail)
+                Target(
+                    f"1. encode, one thread, {label}: {name}", not failing and not missing, detail
+                )
             )
     return targets
 
@@ -282,17 +319,26 @@ def encode_targets(groups: list[list[Row]]) -> list[Target]:
 
 
 def batch_group(
-    args, encoding: str, corpus: Corpus, encoders: list[Encoder], truth: Truth, problems, pool
+    args,
+    encoding: str,
+    corpus: Corpus,
+    encoders: list[Encoder],
+    truth: Truth,
+    results: Results,
+    pool,
 ) -> list[Row]:
     texts = chunks(corpus.docs)
     n_bytes = sum(len(t.encode("utf-8")) for t in texts)
     threads = nproc()
-    what = f"{SHORT[encoding]} {corpus.name} {fmt_size(n_bytes)}, {len(texts)} texts"
+    what = f"{SHORT[encoding]} {corpus.name} {fmt_size(n_bytes)}, {plural(len(texts), 'text')}"
     want = truth.get(f"{corpus.name}:chunks", texts)
     by_tool = {e.tool: e for e in encoders}
     ours = by_tool["bytepair"]
     tok = ours.tokenizer  # type: ignore[attr-defined]
-    labels = {"encoding": SHORT[encoding], "text": f"{corpus.name} {fmt_size(n_bytes)}, {len(texts)} texts"}
+    labels = {
+        "encoding": SHORT[encoding],
+        "text": f"{corpus.name} {fmt_size(n_bytes)}, {plural(len(texts), 'text')}",
+    }
     group: list[Row] = []
 
     def add(tool, call, fn, is_peer, to_lists=None, status=OK, note="", baseline=False):
@@ -304,7 +350,15 @@ def batch_group(
             return
         result = try_call(row)
         if result is not None:
-            check(row, to_lists(result) if to_lists else result, want, problems, f"batch {what}")
+            check(
+                row,
+                to_lists(result) if to_lists else result,
+                want,
+                results,
+                f"batch {what}",
+                texts,
+                truth.tk.decode if truth.tk else None,
+            )
 
     add(
         "bytepair",
@@ -331,11 +385,22 @@ def batch_group(
             to_lists=numpy_path.batch_to_lists,
         )
     else:
-        add("bytepair (numpy)", "encode_batch_to_numpy(texts)", None, False,
-            status="not available", note=numpy_path.note)
+        add(
+            "bytepair (numpy)",
+            "encode_batch_to_numpy(texts)",
+            None,
+            False,
+            status="not available",
+            note=numpy_path.note,
+        )
     tk = by_tool["tiktoken"]
     if tk.status == OK:
-        add("tiktoken", "encode_ordinary per text, 1 thread", lambda: [tk.encode(t) for t in texts], True)
+        add(
+            "tiktoken",
+            "encode_ordinary per text, 1 thread",
+            lambda: [tk.encode(t) for t in texts],
+            True,
+        )
     for e in encoders:
         if not e.is_peer:
             continue
@@ -344,8 +409,13 @@ def batch_group(
         elif e.batch is None:
             add(e.tool, "—", None, True, status="not available", note="no batch call")
         else:
-            add(e.tool, e.batch_call, functools.partial(e.batch, texts), True,
-                to_lists=e.batch_to_lists)
+            add(
+                e.tool,
+                e.batch_call,
+                functools.partial(e.batch, texts),
+                True,
+                to_lists=e.batch_to_lists,
+            )
     race(group, args.rounds, f"batch {what}")
     return group
 
@@ -369,6 +439,7 @@ def render_batch(groups: list[list[Row]], rounds: int) -> str:
                     fmt_spread(row),
                     fmt_ratio(ratio(base, row)),
                     fmt_ratio(ratio(tk_batch, row)),
+                    "—" if row.cores is None else f"{row.cores:.1f}",
                     status_note(row),
                 ]
             )
@@ -384,27 +455,28 @@ def render_batch(groups: list[list[Row]], rounds: int) -> str:
             "spread",
             "× bytepair 1 thread",
             "× tiktoken batch",
+            "cores busy",
             "notes",
         ],
         table,
-        right={4, 5, 6, 7, 8},
+        right={4, 5, 6, 7, 8, 9},
     )
     return out + (
         f"\n\n{threads} cores, median of {rounds} rounds. Texts: the slice's documents, those "
         f"longer than {2 * CHUNK_CHARS:,} characters cut after a blank line into pieces of "
         f"about {CHUNK_CHARS:,} (so that {threads} threads can share the work); every tool "
-        "encodes the same texts. \"× bytepair 1 thread\" = the median time of bytepair's "
+        'encodes the same texts. "× bytepair 1 thread" = the median time of bytepair\'s '
         "encode_ordinary called once per text on one thread / this row's. "
-        f"\"encode_ordinary from {threads} Python threads\": a ThreadPoolExecutor (created "
+        f'"encode_ordinary from {threads} Python threads": a ThreadPoolExecutor (created '
         "before timing) maps encode_ordinary over the texts: faster than one thread only if "
-        "the GIL is released during encoding."
+        'the GIL is released during encoding. "cores busy" = the process\'s CPU time / wall '
+        "time during the rounds."
     )
 
 
-def tiny_groups(args, encoders: list[Encoder], text: str, problems) -> list[list[Row]]:
+def tiny_groups(args, encoders: list[Encoder], text: str, results: Results) -> list[list[Row]]:
     """Per-call costs: 1000 texts of 50 bytes in one batch, and a batch of one text."""
     texts = tiny_texts(text)
-    n_bytes = sum(len(t.encode("utf-8")) for t in texts)
     by_tool = {e.tool: e for e in encoders}
     tok = by_tool["bytepair"].tokenizer  # type: ignore[attr-defined]
     tk = by_tool["tiktoken"]
@@ -415,10 +487,21 @@ def tiny_groups(args, encoders: list[Encoder], text: str, problems) -> list[list
     reps = max(1, min(20, args.tiny_reps))
     group: list[Row] = []
 
-    def add(group, what, tool, call, fn, calls, want, is_peer, to_lists=None, status=OK, note="",
-            baseline=False):
-        row = Row(what, tool, 0, is_peer=is_peer,
-                  labels={"text": what, "call": call}, calls=calls)
+    def add(
+        group,
+        what,
+        tool,
+        call,
+        fn,
+        calls,
+        want,
+        is_peer,
+        to_lists=None,
+        status=OK,
+        note="",
+        baseline=False,
+    ):
+        row = Row(what, tool, 0, is_peer=is_peer, labels={"text": what, "call": call}, calls=calls)
         row.baseline = baseline  # type: ignore[attr-defined]
         group.append(row)
         if status != OK:
@@ -428,27 +511,80 @@ def tiny_groups(args, encoders: list[Encoder], text: str, problems) -> list[list
         result = try_call(row)
         if result is not None:
             got = result[0] if calls > 1 else result
-            check(row, to_lists(got) if to_lists else got, want, problems, f"tiny batch {what}")
+            check(row, to_lists(got) if to_lists else got, want, results, f"tiny batch {what}")
 
-    add(group, what, "bytepair", "encode_ordinary per text", lambda: [tok.encode_ordinary(t) for t in texts],
-        reps, want, False, baseline=True)
-    add(group, what, "bytepair", "encode_ordinary_batch(texts)", lambda: tok.encode_ordinary_batch(texts),
-        reps, want, False)
+    add(
+        group,
+        what,
+        "bytepair",
+        "encode_ordinary per text",
+        lambda: [tok.encode_ordinary(t) for t in texts],
+        reps,
+        want,
+        False,
+        baseline=True,
+    )
+    add(
+        group,
+        what,
+        "bytepair",
+        "encode_ordinary_batch(texts)",
+        lambda: tok.encode_ordinary_batch(texts),
+        reps,
+        want,
+        False,
+    )
     np_path = by_tool["bytepair (numpy)"]
     if np_path.batch is not None:
-        add(group, what, "bytepair (numpy)", np_path.batch_call, lambda: np_path.batch(texts), reps, want,
-            False, to_lists=np_path.batch_to_lists)
+        add(
+            group,
+            what,
+            "bytepair (numpy)",
+            np_path.batch_call,
+            lambda: np_path.batch(texts),
+            reps,
+            want,
+            False,
+            to_lists=np_path.batch_to_lists,
+        )
     else:
-        add(group, what, "bytepair (numpy)", "encode_batch_to_numpy(texts)", None, reps, want, False,
-            status="not available", note=np_path.note)
+        add(
+            group,
+            what,
+            "bytepair (numpy)",
+            "encode_batch_to_numpy(texts)",
+            None,
+            reps,
+            want,
+            False,
+            status="not available",
+            note=np_path.note,
+        )
     if tk.status == OK:
-        add(group, what, "tiktoken", "encode_ordinary per text", lambda: [tk.encode(t) for t in texts],
-            reps, want, True)
+        add(
+            group,
+            what,
+            "tiktoken",
+            "encode_ordinary per text",
+            lambda: [tk.encode(t) for t in texts],
+            reps,
+            want,
+            True,
+        )
     for e in encoders:
         if e.is_peer and e.status == OK and e.batch is not None:
             batch = e.batch
-            add(group, what, e.tool, e.batch_call, lambda batch=batch: batch(texts), reps, want, True,
-                to_lists=e.batch_to_lists)
+            add(
+                group,
+                what,
+                e.tool,
+                e.batch_call,
+                lambda batch=batch: batch(texts),
+                reps,
+                want,
+                True,
+                to_lists=e.batch_to_lists,
+            )
     race(group, args.rounds, f"tiny batch {what}")
     groups.append(group)
 
@@ -458,15 +594,49 @@ def tiny_groups(args, encoders: list[Encoder], text: str, problems) -> list[list
     want1 = [tk.encode(one)] if tk.status == OK else None
     calls = max(10, args.tiny_reps * 50)
     group = []
-    add(group, what1, "bytepair", "encode_ordinary(text)", lambda: [tok.encode_ordinary(one)], calls,
-        want1, False, baseline=True)
-    add(group, what1, "bytepair", "encode_ordinary_batch([text])", lambda: tok.encode_ordinary_batch([one]),
-        calls, want1, False)
+    add(
+        group,
+        what1,
+        "bytepair",
+        "encode_ordinary(text)",
+        lambda: [tok.encode_ordinary(one)],
+        calls,
+        want1,
+        False,
+        baseline=True,
+    )
+    add(
+        group,
+        what1,
+        "bytepair",
+        "encode_ordinary_batch([text])",
+        lambda: tok.encode_ordinary_batch([one]),
+        calls,
+        want1,
+        False,
+    )
     if tk.status == OK:
         tk_batch = by_tool["tiktoken"].batch
-        add(group, what1, "tiktoken", "encode_ordinary(text)", lambda: [tk.encode(one)], calls, want1, True)
-        add(group, what1, "tiktoken", by_tool["tiktoken"].batch_call.replace("texts", "[text]"),
-            lambda: tk_batch([one]), calls, want1, True)
+        add(
+            group,
+            what1,
+            "tiktoken",
+            "encode_ordinary(text)",
+            lambda: [tk.encode(one)],
+            calls,
+            want1,
+            True,
+        )
+        add(
+            group,
+            what1,
+            "tiktoken",
+            by_tool["tiktoken"].batch_call.replace("texts", "[text]"),
+            lambda: tk_batch([one]),
+            calls,
+            want1,
+            True,
+        )
     race(group, args.rounds, f"tiny batch {what1}")
     groups.append(group)
     return groups
@@ -528,9 +698,7 @@ def batch_targets(groups: list[list[Row]], tiny: list[list[Row]]) -> list[Target
     if tiny:
         many, one = tiny[0], tiny[1] if len(tiny) > 1 else []
         base = next(r for r in many if getattr(r, "baseline", False))
-        batch = next(
-            (r for r in many if r.tool == "bytepair" and r is not base), None
-        )
+        batch = next((r for r in many if r.tool == "bytepair" and r is not base), None)
         r = ratio(base, batch) if batch else None
         base1 = next((x for x in one if getattr(x, "baseline", False)), None)
         batch1 = next((x for x in one if x.tool == "bytepair" and x is not base1), None)
@@ -546,7 +714,9 @@ def batch_targets(groups: list[list[Row]], tiny: list[list[Row]]) -> list[Target
             + ("—" if extra is None else f"{extra:+.1f} µs")
             + " more than encode_ordinary (want < 20 µs)"
         )
-        targets.append(Target("2. no per-call thread-pool start-up cost on small inputs", met, detail))
+        targets.append(
+            Target("2. no per-call thread-pool start-up cost on small inputs", met, detail)
+        )
     return targets
 
 
@@ -555,7 +725,9 @@ def batch_targets(groups: list[list[Row]], tiny: list[list[Row]]) -> list[Target
 # ---------------------------------------------------------------------------
 
 
-def decode_group(args, encoding: str, corpus: Corpus, encoders: list[Encoder], truth: Truth, problems):
+def decode_group(
+    args, encoding: str, corpus: Corpus, encoders: list[Encoder], truth: Truth, results: Results
+):
     ids = truth.get(f"{corpus.name}:whole text", [corpus.text])
     if ids is None:
         ids = [encoders[0].encode(corpus.text)]
@@ -580,7 +752,8 @@ def decode_group(args, encoding: str, corpus: Corpus, encoders: list[Encoder], t
         if out is not None and bytes(out) != want:
             row.status = DIFFER
             row.note = "output is not the input text"
-            problems.append(f"{e.tool} {e.decode_call} of the {what} ids is not the input text")
+            line = f"{e.tool} {e.decode_call} of the {what} ids is not the input text"
+            (results.peer_diffs if e.is_peer else results.problems).append(line)
     race(group, args.rounds, f"decode {what}")
     return group
 
@@ -604,7 +777,17 @@ def render_decode(groups: list[list[Row]], rounds: int) -> str:
                 ]
             )
     out = md_table(
-        ["encoding", "ids of", "tool", "call", "median s", "MB/s out", "spread", "× tiktoken", "notes"],
+        [
+            "encoding",
+            "ids of",
+            "tool",
+            "call",
+            "median s",
+            "MB/s out",
+            "spread",
+            "× tiktoken",
+            "notes",
+        ],
         table,
         right={4, 5, 6, 7},
     )
@@ -621,7 +804,9 @@ def decode_targets(groups: list[list[Row]]) -> list[Target]:
         ours = next((r for r in group if r.tool == "bytepair"), None)
         tk = next((r for r in group if r.tool == "tiktoken"), None)
         if ours is not None and ratio(tk, ours) is not None:
-            values.append((ratio(tk, ours), f"{ours.labels['encoding']} {ours.labels['text'].split(',')[0]}"))
+            values.append(
+                (ratio(tk, ours), f"{ours.labels['encoding']} {ours.labels['text'].split(',')[0]}")
+            )
     if not values:
         return [Target("5. decode_bytes ≥ tiktoken's throughput", None, "not measured")]
     failing = [v for v in values if v[0] < 1.0]
@@ -637,6 +822,30 @@ def decode_targets(groups: list[list[Row]]) -> list[Target]:
 # ---------------------------------------------------------------------------
 # The three suites together (one set of encoders per vocabulary at a time)
 # ---------------------------------------------------------------------------
+
+
+def ids_line(suite: str, groups: list[list[Row]]) -> str:
+    """The correctness line of a suite: how many rows were checked, whose differ."""
+    rows = [r for g in groups for r in g if r.fn is not None or r.status == DIFFER]
+    ours = [r for r in rows if not r.is_peer]
+    bad_ours = sorted({r.tool for r in ours if r.status == DIFFER})
+    bad_peers = sorted({r.tool for r in rows if r.is_peer and r.status == DIFFER})
+    what = (
+        "output compared with the input text"
+        if suite == "decode"
+        else "ids compared with tiktoken's"
+    )
+    line = (
+        f"{suite}: {what} before timing, {len(rows)} rows in {len(groups)} groups; bytepair: "
+        + (
+            "**DIFFERENT** (" + ", ".join(bad_ours) + ")"
+            if bad_ours
+            else f"identical in all {len(ours)} rows"
+        )
+    )
+    if bad_peers:
+        line += f"; peers that differ somewhere (no ratio there): {', '.join(bad_peers)}"
+    return line
 
 
 def run(args, ctx, suites: set[str], results: Results) -> None:
@@ -658,15 +867,15 @@ def run(args, ctx, suites: set[str], results: Results) -> None:
         for name in CORPORA:
             corpus = ctx.corpus(name)
             if "encode" in suites:
-                enc_groups += encode_groups(args, encoding, corpus, encoders, truth, results.problems)
+                enc_groups += encode_groups(args, encoding, corpus, encoders, truth, results)
             if "batch" in suites:
                 batch_groups.append(
-                    batch_group(args, encoding, corpus, encoders, truth, results.problems, pool)
+                    batch_group(args, encoding, corpus, encoders, truth, results, pool)
                 )
             if "decode" in suites:
-                dec_groups.append(decode_group(args, encoding, corpus, encoders, truth, results.problems))
+                dec_groups.append(decode_group(args, encoding, corpus, encoders, truth, results))
         if "batch" in suites and encoding == "cl100k_base":
-            tiny = tiny_groups(args, encoders, ctx.corpus("en").text, results.problems)
+            tiny = tiny_groups(args, encoders, ctx.corpus("en").text, results)
         del encoders, truth
         gc.collect()
     pool.shutdown()
@@ -676,17 +885,15 @@ def run(args, ctx, suites: set[str], results: Results) -> None:
         body = render_encode(enc_groups, calls, args.rounds) + f"\n\nTools — {tools}."
         results.sections.append(Section("Encoding, one thread", body))
         results.targets += encode_targets(enc_groups)
-        n_diff = sum(r.status == DIFFER for g in enc_groups for r in g)
-        results.checks.append(
-            f"encode ids: every tool's ids compared with tiktoken's on {len(enc_groups)} groups "
-            f"before timing; {n_diff} row(s) differ"
-        )
+        results.checks.append(ids_line("encode", enc_groups))
     if "batch" in suites:
         body = render_batch(batch_groups, args.rounds)
         if tiny:
             body += "\n\n**Small inputs**\n\n" + render_tiny(tiny, args.rounds)
         results.sections.append(Section(f"Encoding, batch ({nproc()} threads)", body))
         results.targets += batch_targets(batch_groups, tiny)
+        results.checks.append(ids_line("batch", batch_groups + tiny))
     if "decode" in suites:
         results.sections.append(Section("Decoding", render_decode(dec_groups, args.rounds)))
         results.targets += decode_targets(dec_groups)
+        results.checks.append(ids_line("decode", dec_groups))

@@ -7,6 +7,7 @@ import gzip
 import importlib
 import importlib.metadata
 import os
+import resource
 import statistics
 import sys
 import time
@@ -180,6 +181,10 @@ def corpus_size(data: Path, name: str) -> int:
     return max(offset + length for offset, length, _ in entries)
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
 def fmt_size(n_bytes: float) -> str:
     if n_bytes >= MB:
         return f"{n_bytes / MB:.3g} MB"
@@ -191,19 +196,23 @@ def fmt_size(n_bytes: float) -> str:
 # ---------------------------------------------------------------------------
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    """Seconds of one call, with the garbage collector run before and paused during."""
+def timed(fn: Callable[[], Any]) -> tuple[float, Any, float]:
+    """Wall seconds of one call, its result, and the CPU seconds of the whole
+    process (every thread) during it; the garbage collector runs before and is
+    paused during the call."""
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()
     try:
+        cpu = time.process_time()
         start = time.perf_counter()
         result = fn()
         seconds = time.perf_counter() - start
+        cpu = time.process_time() - cpu
     finally:
         if enabled:
             gc.enable()
-    return seconds, result
+    return seconds, result, cpu
 
 
 OK = "ok"
@@ -224,6 +233,13 @@ class Row:
     calls: int = 1  # calls per round (times are per call)
     labels: dict = field(default_factory=dict)
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # CPU seconds of the process per round
+
+    @property
+    def cores(self) -> Optional[float]:
+        """CPU time / wall time over the rounds: about 1 for one thread."""
+        wall = sum(self.times) * self.calls
+        return sum(self.cpu) / wall if self.cpu and wall > 0 else None
 
     @property
     def median(self) -> Optional[float]:
@@ -253,12 +269,56 @@ def race(rows: list[Row], rounds: int, what: str) -> None:
                 continue
             log(f"{what}: {row.tool}, round {round_ + 1}/{rounds}")
             try:
-                seconds, result = timed(row.fn)
+                seconds, result, cpu = timed(row.fn)
             except Exception as e:  # a tool that fails is reported, not fatal
                 row.status = f"error: {type(e).__name__}: {e}"[:200]
                 continue
             row.times.append(seconds / row.calls)
+            row.cpu.append(cpu)
             del result
+
+
+@dataclass
+class CpuSnapshot:
+    wall: float  # time.monotonic()
+    busy: float  # CPU seconds the whole machine spent busy (all processes)
+    steal: float  # CPU seconds taken by the hypervisor
+    ours: float  # CPU seconds of this process and its waited-for children
+
+
+def cpu_snapshot() -> Optional[CpuSnapshot]:
+    """The machine's CPU counters (Linux /proc/stat) and ours, to tell how busy
+    other processes kept the machine while a suite ran; None where unavailable."""
+    try:
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+        tick = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
+    # user nice system idle iowait irq softirq steal ...
+    busy = sum(values[i] for i in (0, 1, 2, 5, 6) if i < len(values)) / tick
+    steal = (values[7] if len(values) > 7 else 0) / tick
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ours = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return CpuSnapshot(time.monotonic(), busy, steal, ours)
+
+
+def background_load(
+    before: Optional[CpuSnapshot], after: Optional[CpuSnapshot], what: str = "this suite"
+) -> str:
+    """A sentence: how many cores other processes kept busy between two snapshots."""
+    if before is None or after is None or after.wall <= before.wall:
+        return ""
+    wall = after.wall - before.wall
+    others = max(0.0, (after.busy - before.busy) - (after.ours - before.ours)) / wall
+    steal = (after.steal - before.steal) / wall
+    return (
+        f"Machine load while {what} ran ({wall:.0f} s): other processes kept "
+        f"{others:.2f} of the {nproc()} cores busy on average"
+        + (f", the hypervisor took {steal:.2f}" if steal >= 0.01 else "")
+        + "."
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -342,3 +402,4 @@ class Results:
     targets: list[Target] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # correctness failures
     checks: list[str] = field(default_factory=list)  # correctness lines that passed
+    peer_diffs: list[str] = field(default_factory=list)  # peers whose output differs (no ratio)

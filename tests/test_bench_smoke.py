@@ -1,9 +1,11 @@
-"""Smoke test of bench/bench.py: a tiny --quick run prints the table, the core's
-merges equal the reference's, and every encoder's ids equal tiktoken's."""
+"""Smoke test of bench/bench.py: a tiny --quick run of every suite prints all the
+tables, its correctness lines say bytepair's ids, decodings and merges are right,
+the issue-4 summary is there, and --write-readme replaces only the marked block."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +16,22 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("BYTEPAIR_SHARED_DATA", REPO.parent / "shared" / "data"))
 NEEDED = [
     "corpus/large_en.txt.gz",
+    "corpus/large_en.manifest.tsv",
     "corpus/large_code.txt.gz",
-    "models/gpt2/encoder.json",
-    "models/gpt2/vocab.bpe",
-    "models/tiktoken/r50k_base.tiktoken",
+    "corpus/large_multilingual.txt.gz",
+    "models/tiktoken/cl100k_base.tiktoken",
+    "models/tiktoken/o200k_base.tiktoken",
+    "models/hf/roberta-base.tokenizer.json",
+]
+SECTIONS = [
+    "### Encoding, one thread",
+    "### Encoding, batch",
+    "### Worst case",
+    "### Training",
+    "### Decoding",
+    "### Loading",
+    "### Correctness",
+    "### Issue 4 targets",
 ]
 
 
@@ -26,37 +40,47 @@ def test_bench_quick_run(tmp_path):
     missing = [name for name in NEEDED if not (SHARED_DATA / name).is_file()]
     if missing:
         pytest.skip(f"shared data absent at {SHARED_DATA} (set BYTEPAIR_SHARED_DATA): {missing}")
+    pytest.importorskip("tiktoken", reason="the benchmark's ids oracle is tiktoken")
     readme = tmp_path / "README.md"
     readme.write_text(
         "# t\n<!-- bench:start -->\nold\n<!-- bench:end -->\nafter\n", encoding="utf-8"
     )
-    cmd = [
-        sys.executable,
-        str(REPO / "bench" / "bench.py"),
-        "--quick",
-        "--train-mb",
-        "0.3",
-        "--vocab-size",
-        "400",
-        "--encode-mb",
-        "0.2",
-        "--ref-kb",
-        "10",
-        "--ref-vocab-size",
-        "290",
-        "--data",
-        str(SHARED_DATA),
-        "--write-readme",
-        str(readme),
-    ]
+    cmd = [sys.executable, str(REPO / "bench" / "bench.py"), "--quick"]
+    cmd += ["--encode-mb", "0.05", "--tiny-reps", "1"]
+    cmd += ["--worst-small-kb", "5", "--worst-large-kb", "20", "--worst-huge-mb", "0.1"]
+    cmd += ["--worst-budget", "5", "--worst-budget-ours", "10"]
+    cmd += ["--train-mb", "0.3", "--train-small-mb", "0.1", "--vocab-size", "400"]
+    cmd += ["--small-vocab-size", "300", "--train-timeout", "60"]
+    cmd += ["--ref-kb", "20", "--ref-vocab-size", "290"]
+    cmd += ["--data", str(SHARED_DATA), "--write-readme", str(readme)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     out = proc.stdout
     assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{proc.stderr[-3000:]}"
-    assert "| what | tool | median s |" in out
-    for task in ("train ", "encode ", "decode "):
-        assert f"| {task}" in out, f"no {task!r} rows:\n{out}"
+    for heading in SECTIONS:
+        assert heading in out, f"no {heading!r}:\n{out}"
+    assert "**PROBLEM**" not in out
+    # The correctness lines, one per suite.
     assert "merges identical: yes" in out
-    assert "ids DIFFER" not in out
+    for suite in ("encode", "batch", "decode"):
+        assert re.search(rf"^- {suite}: .* bytepair: identical in all \d+ rows", out, re.M), (
+            f"no passing {suite} line:\n{out}"
+        )
+    match = re.search(
+        r"^- worst case: bytepair's ids equal .* in (\d+) of (\d+) comparisons", out, re.M
+    )
+    assert match and match.group(1) == match.group(2) and int(match.group(2)) > 0, out
+    assert re.search(r"^- load: .* bytepair: same ids as tiktoken / HF in all \d+ loads", out, re.M)
+    # A row whose ids differ never gets a ratio (only its notes cell may say why).
+    for line in out.splitlines():
+        if line.startswith("|") and "**ids DIFFER**" in line:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            assert not any("×" in c for c in cells[:-1]), line
+    # The summary names every issue-4 target.
+    for number in ("1.", "2.", "3.", "4.", "5.", "6."):
+        assert re.search(
+            rf"^- (\*\*met\*\*|\*\*NOT met\*\*|not measured) — {re.escape(number)}", out, re.M
+        ), f"no target {number}:\n{out}"
     written = readme.read_text(encoding="utf-8")
     assert "\nold\n" not in written and "merges identical: yes" in written
+    assert written.startswith("# t\n<!-- bench:start -->\n")
     assert written.endswith("<!-- bench:end -->\nafter\n")

@@ -35,6 +35,7 @@ fn matcher<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<AhoCorasick> 
 }
 
 /// A subset of the special tokens, by index into [`SpecialTokens::tokens`].
+#[derive(Clone, Copy, Debug)]
 pub enum Selection<'s> {
     All,
     Nothing,

@@ -78,14 +78,10 @@ impl Tokenizer {
     }
 
     /// Encodes many texts in parallel (rayon's global pool; no per-call start-up).
-    pub fn encode_batch(&self, texts: &[&str], allowed: &Selection) -> Result<Vec<Vec<u32>>> {
+    pub fn encode_batch(&self, texts: &[&str], allowed: Selection) -> Result<Vec<Vec<u32>>> {
         texts
             .par_iter()
-            .map(|t| match allowed {
-                Selection::Nothing => self.encode_ordinary(t),
-                Selection::All => self.encode_with_special(t, Selection::All),
-                Selection::Some(s) => self.encode_with_special(t, Selection::Some(s)),
-            })
+            .map(|t| self.encode_with_special(t, allowed))
             .collect()
     }
 

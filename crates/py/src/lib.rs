@@ -167,9 +167,22 @@ impl CoreBPE {
                 }
             }
         }
-        in_parallel(py, || self.inner.encode_batch(&refs, &allowed.selection()))
+        // Handing a small batch to the pool costs more than encoding it here.
+        let total_bytes: usize = refs.iter().map(|t| t.len()).sum();
+        if refs.len() < 2 || total_bytes < SMALL_BATCH_BYTES {
+            let selection = allowed.selection();
+            return without_gil(py, || {
+                refs.iter()
+                    .map(|t| self.inner.encode_with_special(t, selection))
+                    .collect()
+            });
+        }
+        in_parallel(py, || self.inner.encode_batch(&refs, allowed.selection()))
     }
 }
+
+/// Batches smaller than this (in bytes of text) are encoded on the calling thread.
+const SMALL_BATCH_BYTES: usize = 1 << 14;
 
 /// `count` ids as native-endian u32 in a new bytearray.
 fn u32_buffer<'py>(

@@ -1,0 +1,246 @@
+"""Loading a vocabulary file: bytepair vs tiktoken and HF tokenizers (and the
+other peers that read the same file), in this process, after one warm-up load.
+The loaded tokenizers must encode a sample identically before any timing."""
+
+from __future__ import annotations
+
+import warnings
+
+from bench_harness import (
+    DIFFER,
+    OK,
+    Results,
+    Row,
+    Section,
+    Target,
+    fmt_ratio,
+    fmt_seconds,
+    fmt_spread,
+    load_corpus,
+    log,
+    md_table,
+    optional_import,
+    race,
+    status_note,
+)
+
+
+def run(args, ctx, results: Results) -> None:
+    from bench_peers import tiktoken_spec
+
+    import bytepair
+
+    data = ctx.data
+    sample = load_corpus(data, "multilingual", 20_000).text + load_corpus(data, "code", 20_000).text
+    tiktoken = optional_import("tiktoken")
+    tokenizers = optional_import("tokenizers")
+    tokie = optional_import("tokie")
+    kitoken = optional_import("kitoken")
+    groups: list[list[Row]] = []
+
+    for encoding in ("cl100k_base", "o200k_base"):
+        path = data / "models" / "tiktoken" / f"{encoding}.tiktoken"
+        what = f"{path.name} ({path.stat().st_size / 1e6:.1f} MB)"
+        candidates = [
+            (
+                "bytepair",
+                "load_tiktoken(path)",
+                lambda p=path: bytepair.load_tiktoken(p),
+                lambda t: t.encode_ordinary,
+                False,
+            ),
+            (
+                "bytepair",
+                "load(path)",
+                lambda p=path: bytepair.load(p),
+                lambda t: t.encode_ordinary,
+                False,
+            ),
+        ]
+        if tiktoken is not None:
+            from tiktoken.load import load_tiktoken_bpe
+
+            spec = tiktoken_spec(data, encoding)
+
+            def load_tk(p=path, spec=spec):
+                return tiktoken.Encoding(
+                    name=spec["name"],
+                    pat_str=spec["pat_str"],
+                    mergeable_ranks=load_tiktoken_bpe(str(p)),
+                    special_tokens=spec["special_tokens"],
+                )
+
+            candidates.append(
+                (
+                    "tiktoken",
+                    "Encoding(mergeable_ranks=load_tiktoken_bpe(path), ...)",
+                    load_tk,
+                    lambda t: t.encode_ordinary,
+                    True,
+                )
+            )
+        if kitoken is not None:
+            candidates.append(
+                (
+                    "kitoken",
+                    "Kitoken.from_tiktoken_file(path)",
+                    lambda p=path: kitoken.Kitoken.from_tiktoken_file(str(p)),
+                    lambda t: t.encode,
+                    True,
+                )
+            )
+        groups.append(make_group(what, candidates, sample, results, tiktoken is not None))
+
+    roberta = data / "models" / "hf" / "roberta-base.tokenizer.json"
+    what = f"{roberta.name} ({roberta.stat().st_size / 1e6:.1f} MB)"
+    candidates = [
+        (
+            "bytepair",
+            "load(path)",
+            lambda: bytepair.load(roberta),
+            lambda t: t.encode_ordinary,
+            False,
+        )
+    ]
+    if tokenizers is not None:
+        candidates.append(
+            (
+                "HF tokenizers",
+                "Tokenizer.from_file(path)",
+                lambda: tokenizers.Tokenizer.from_file(str(roberta)),
+                lambda t: lambda s: t.encode(s, add_special_tokens=False).ids,
+                True,
+            )
+        )
+    if tokie is not None:
+        candidates.append(
+            (
+                "tokie",
+                "Tokenizer.from_json(path)",
+                lambda: tokie.Tokenizer.from_json(str(roberta)),
+                lambda t: lambda s: t.encode(s, add_special_tokens=False).ids,
+                True,
+            )
+        )
+    if kitoken is not None:
+        candidates.append(
+            (
+                "kitoken",
+                "Kitoken.from_tokenizers_file(path)",
+                lambda: kitoken.Kitoken.from_tokenizers_file(str(roberta)),
+                lambda t: t.encode,
+                True,
+            )
+        )
+    groups.append(make_group(what, candidates, sample, results, tokenizers is not None))
+
+    for group in groups:
+        race(group, args.rounds, f"load {group[0].group}")
+
+    table = []
+    targets = []
+    for group in groups:
+        ours = [r for r in group if not r.is_peer]
+        reference_tool = "HF tokenizers" if "json" in group[0].group else "tiktoken"
+        ref = next((r for r in group if r.tool == reference_tool), None)
+        for row in group:
+            x = ref.median / row.median if ref and ref.timed_ok and row.timed_ok else None
+            table.append(
+                [
+                    row.group,
+                    row.tool,
+                    row.labels["call"],
+                    fmt_seconds(row.median),
+                    fmt_spread(row),
+                    fmt_ratio(x),
+                    status_note(row),
+                ]
+            )
+        for row in ours:
+            if ref and ref.timed_ok and row.timed_ok:
+                targets.append(
+                    (
+                        ref.median / row.median,
+                        f"{row.labels['call']} of {row.group.split(' ')[0]}",
+                        reference_tool,
+                    )
+                )
+    body = md_table(
+        ["file", "tool", "call", "median s", "spread", "× tiktoken / HF", "notes"],
+        table,
+        right={3, 4, 5},
+    )
+    body += (
+        f"\n\nMedian of {args.rounds} rounds in this process, after one warm-up load (the file is in "
+        'the page cache). "× tiktoken / HF" = the median of tiktoken (for .tiktoken files) or HF '
+        "tokenizers (for tokenizer.json) / this row's: above 1 is faster. Before timing, every "
+        "loaded tokenizer encodes a 40 KB sample (multilingual + code) and must give the same ids "
+        "as tiktoken / HF tokenizers. tiktoken reads the local file directly "
+        "(TIKTOKEN_CACHE_DIR is empty: no cache copy)."
+    )
+    results.sections.append(Section("Loading", body))
+    ours = [r for g in groups for r in g if not r.is_peer]
+    bad = [r for r in ours if r.status != OK]
+    results.checks.append(
+        "load: each loaded tokenizer encoded a 40 KB sample before timing; bytepair: "
+        + (
+            f"same ids as tiktoken / HF in all {len(ours)} loads"
+            if not bad
+            else "**"
+            + ", ".join(f"{r.labels['call']} of {r.group}: {r.status}" for r in bad)
+            + "**"
+        )
+    )
+    slow = [f"{w} {x:.2f}× {t}" for x, w, t in targets if x < 1.0]
+    results.targets.append(
+        Target(
+            "6. loading no slower than tiktoken / HF tokenizers",
+            None if not targets else not slow,
+            ", ".join(f"{w} {x:.2f}× {t}" for x, w, t in targets) or "not measured",
+        )
+    )
+
+
+def make_group(what, candidates, sample, results: Results, have_reference: bool) -> list[Row]:
+    """Rows for one file; the first load of each is the warm-up and the ids check."""
+    group = []
+    want = None
+    reference = "HF tokenizers" if "json" in what else "tiktoken"
+    loaded = {}
+    log(f"load {what}: warm-up and ids check")
+    for tool, call, load, encoder, is_peer in candidates:
+        row = Row(what, tool, fn=load, is_peer=is_peer, labels={"call": call})
+        group.append(row)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tok = load()
+            loaded[(tool, call)] = encoder(tok)(sample)
+        except Exception as e:
+            row.status = f"error: {type(e).__name__}: {e}"[:200]
+            row.fn = None
+            continue
+        if tool == reference:
+            want = loaded[(tool, call)]
+    for row in group:
+        got = loaded.get((row.tool, row.labels["call"]))
+        if got is None or row.status != OK:
+            continue
+        if want is None:
+            row.add_note(f"ids not checked ({reference} not installed)")
+        elif list(got) != list(want):
+            row.status = DIFFER
+            line = f"{row.tool} {row.labels['call']} of {what}: ids of the sample differ from {reference}'s"
+            (results.peer_diffs if row.is_peer else results.problems).append(f"ids DIFFER — {line}")
+    for row in group:
+        if row.fn is not None and row.tool == "bytepair" and "roberta" in what:
+            load = row.fn
+
+            def quiet(load=load):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return load()
+
+            row.fn = quiet
+            row.add_note("its warnings about features bytepair does not apply are silenced")
+    return group
