@@ -84,7 +84,6 @@ string (bytepair skips empty matches; tiktoken would lose a character).
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import json
 import warnings
