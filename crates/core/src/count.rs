@@ -84,11 +84,6 @@ impl PretokenCounts {
         Ok(())
     }
 
-    /// Adds counts from elsewhere (another counter, a saved table).
-    pub fn add(&mut self, pretoken: &[u8], count: u64) {
-        *self.counts.entry(pretoken.to_vec()).or_insert(0) += count;
-    }
-
     pub fn len(&self) -> usize {
         self.counts.len()
     }

@@ -104,10 +104,6 @@ impl Pretokenizer {
         })
     }
 
-    pub fn kind(&self) -> Kind {
-        self.kind
-    }
-
     /// Calls `piece` for every piece of `text`, in order.
     pub fn for_each_piece<'t>(&self, text: &'t str, mut piece: impl FnMut(&'t str)) -> Result<()> {
         let regex = match &self.engine {

@@ -246,14 +246,6 @@ impl Vocab {
         }
     }
 
-    pub fn ranking(&self) -> &Ranking {
-        &self.ranking
-    }
-
-    pub fn is_special(&self, id: u32) -> bool {
-        self.is_special.get(id as usize).copied().unwrap_or(false)
-    }
-
     /// The non-special token with exactly these bytes.
     #[inline]
     pub fn id_of(&self, bytes: &[u8]) -> Option<u32> {
