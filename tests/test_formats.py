@@ -841,12 +841,22 @@ def test_post_processor_that_adds_nothing_loads_silently(post_processor):
     assert _warnings_of(document) == []
 
 
-@pytest.mark.parametrize("option", ["lstrip", "rstrip", "single_word"])
-def test_special_token_strip_options_load_with_a_warning(option):
+def test_single_word_loads_with_a_warning():
+    document = hf_document()
+    document["added_tokens"][1]["single_word"] = True
+    messages = _warnings_of(document)
+    assert len(messages) == 1 and "'<|pad|>' single_word" in messages[0], messages
+
+
+@pytest.mark.parametrize("option", ["lstrip", "rstrip"])
+def test_special_token_strip_options_are_read_and_written_back(option):
     document = hf_document()
     document["added_tokens"][1][option] = True
-    messages = _warnings_of(document)
-    assert len(messages) == 1 and f"'<|pad|>' {option}" in messages[0], messages
+    assert _warnings_of(document) == []
+    model = huggingface.loads(json.dumps(document), "mem")
+    expected = (option == "lstrip", option == "rstrip")
+    assert model.special_token_strip == {"<|pad|>": expected}
+    assert huggingface.loads(huggingface.dumps(model), "mem") == model
 
 
 def test_added_tokens_of_both_normalized_kinds_that_can_overlap_are_refused():

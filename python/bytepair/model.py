@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .pretokenizers import Pretokenizer
@@ -23,9 +23,14 @@ class BPEModel:
         encodes to it directly.
     special_tokens: special text -> id (ids point into ``tokens``).
     pretokenizer: how text is cut before merging.
+    special_token_strip: special text -> (lstrip, rstrip): whether the special
+        token, when cut out of text, swallows the whitespace on its left /
+        right (HuggingFace's added-token options; RoBERTa's ``<mask>``).
+        Specials not named here swallow nothing.
     """
 
     tokens: tuple[Optional[bytes], ...]
     merges: Optional[tuple[tuple[int, int], ...]]
     special_tokens: Mapping[str, int]
     pretokenizer: Pretokenizer
+    special_token_strip: Mapping[str, tuple[bool, bool]] = field(default_factory=dict)

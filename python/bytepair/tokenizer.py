@@ -62,6 +62,9 @@ class Tokenizer:
             list(model.special_tokens.items()),
             pretokenizer.kind,
             pretokenizer.pattern if pretokenizer.kind == "regex" else None,
+            [model.special_token_strip.get(t, (False, False)) for t in model.special_tokens]
+            if model.special_token_strip
+            else None,
         )
         self._model = model
         self._special_index = {text: i for i, text in enumerate(model.special_tokens)}

@@ -7,9 +7,18 @@ use aho_corasick::{AhoCorasick, MatchKind};
 
 use crate::error::{Error, Result};
 
+/// Whitespace a special token swallows when it is cut out of text, as
+/// HuggingFace's `lstrip` / `rstrip` (RoBERTa's `<mask>` takes the space before it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Strip {
+    pub left: bool,
+    pub right: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct SpecialTokens {
     tokens: Vec<(String, u32)>,
+    strip: Vec<Strip>,
     /// Matches every special token; None when there are none.
     all: Option<AhoCorasick>,
 }
@@ -58,7 +67,21 @@ impl SpecialTokens {
             }
         }
         let all = matcher(tokens.iter().map(|(t, _)| t.as_str()));
-        Ok(Self { tokens, all })
+        let strip = vec![Strip::default(); tokens.len()];
+        Ok(Self { tokens, strip, all })
+    }
+
+    /// Sets the whitespace each special token swallows, in the order of `tokens`.
+    pub fn with_strip(mut self, strip: Vec<Strip>) -> Result<Self> {
+        if strip.len() != self.tokens.len() {
+            return Err(Error::InvalidSpecialTokens(format!(
+                "{} strip settings for {} special tokens",
+                strip.len(),
+                self.tokens.len()
+            )));
+        }
+        self.strip = strip;
+        Ok(self)
     }
 
     pub fn tokens(&self) -> &[(String, u32)] {
@@ -112,25 +135,37 @@ impl SpecialTokens {
         mut segment: impl FnMut(Segment<'t>) -> Result<()>,
     ) -> Result<()> {
         let subset;
-        let (matcher, ids): (&AhoCorasick, Vec<u32>) = match selection {
+        // The matcher and, per pattern, the index of its special token.
+        let (matcher, indices): (&AhoCorasick, Vec<usize>) = match selection {
             Selection::Nothing => return emit_text(text, &mut segment),
             Selection::All => match &self.all {
-                Some(m) => (m, self.tokens.iter().map(|(_, id)| *id).collect()),
+                Some(m) => (m, (0..self.tokens.len()).collect()),
                 None => return emit_text(text, &mut segment),
             },
-            Selection::Some(_) => {
+            Selection::Some(chosen) => {
                 subset = self.subset(&selection)?;
                 match &subset {
-                    Some((m, ids)) => (m, ids.clone()),
+                    Some((m, _)) => (m, chosen.to_vec()),
                     None => return emit_text(text, &mut segment),
                 }
             }
         };
         let mut last = 0;
-        for found in matcher.find_iter(text) {
-            emit_text(&text[last..found.start()], &mut segment)?;
-            segment(Segment::Special(ids[found.pattern().as_usize()]))?;
-            last = found.end();
+        while let Some(found) = matcher.find(aho_corasick::Input::new(text).span(last..text.len()))
+        {
+            let index = indices[found.pattern().as_usize()];
+            let strip = self.strip[index];
+            let mut start = found.start();
+            if strip.left {
+                start = text[last..start].trim_end().len() + last;
+            }
+            let mut end = found.end();
+            if strip.right {
+                end = text.len() - text[end..].trim_start().len();
+            }
+            emit_text(&text[last..start], &mut segment)?;
+            segment(Segment::Special(self.tokens[index].1))?;
+            last = end;
         }
         emit_text(&text[last..], &mut segment)
     }
@@ -176,6 +211,27 @@ mod tests {
                 "Special(2)"
             ]
             .map(String::from)
+        );
+    }
+
+    #[test]
+    fn strip_swallows_the_whitespace_beside_a_special() {
+        let s = SpecialTokens::new(vec![("<m>".into(), 7)])
+            .unwrap()
+            .with_strip(vec![Strip {
+                left: true,
+                right: false,
+            }])
+            .unwrap();
+        let mut out = Vec::new();
+        s.split("a  <m> b", Selection::All, |seg| {
+            out.push(format!("{seg:?}"));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            out,
+            ["Text(\"a\")", "Special(7)", "Text(\" b\")"].map(String::from)
         );
     }
 

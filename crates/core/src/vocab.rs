@@ -281,6 +281,12 @@ impl Vocab {
         self.merge_rules.get(&pair_key(left, right)).copied()
     }
 
+    /// Sets the whitespace each special token swallows (in the order given to `new`).
+    pub fn with_special_strip(mut self, strip: Vec<crate::special::Strip>) -> Result<Self> {
+        self.special = self.special.with_strip(strip)?;
+        Ok(self)
+    }
+
     pub fn special(&self) -> &SpecialTokens {
         &self.special
     }

@@ -10,6 +10,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes};
 
+use bytepair_core::special::Strip;
 use bytepair_core::vocab::Ranking;
 use bytepair_core::{
     Error, PretokenCounts, Pretokenizer, Selection, SpecialTokens, TrainConfig, Vocab,
@@ -202,8 +203,10 @@ fn u32_buffer<'py>(
 impl CoreBPE {
     /// `tokens[id]`: bytes, or None for an unused id. `merges`: id pairs in
     /// rank order, or None for tiktoken's rule (rank = id of the merged bytes).
+    /// `special_strip`: per special token (in order), whether it swallows the
+    /// whitespace on its left / right (HuggingFace's lstrip / rstrip).
     #[new]
-    #[pyo3(signature = (tokens, merges, special_tokens, pretokenizer, pattern=None))]
+    #[pyo3(signature = (tokens, merges, special_tokens, pretokenizer, pattern=None, special_strip=None))]
     fn new(
         py: Python<'_>,
         tokens: Vec<Option<Vec<u8>>>,
@@ -211,10 +214,22 @@ impl CoreBPE {
         special_tokens: Vec<(String, u32)>,
         pretokenizer: &str,
         pattern: Option<&str>,
+        special_strip: Option<Vec<(bool, bool)>>,
     ) -> PyResult<Self> {
         let pretokenizer = self::pretokenizer(pretokenizer, pattern).map_err(to_py)?;
         let ranking = merges.map_or(Ranking::TokenIds, Ranking::Merges);
-        let vocab = in_parallel(py, || Vocab::new(tokens, ranking, special_tokens))?;
+        let vocab = in_parallel(py, || {
+            let vocab = Vocab::new(tokens, ranking, special_tokens)?;
+            match special_strip {
+                Some(strip) => vocab.with_special_strip(
+                    strip
+                        .into_iter()
+                        .map(|(left, right)| Strip { left, right })
+                        .collect(),
+                ),
+                None => Ok(vocab),
+            }
+        })?;
         Ok(Self {
             inner: bytepair_core::Tokenizer::new(vocab, pretokenizer),
         })

@@ -48,6 +48,12 @@ def save(model: BPEModel, directory: PathLike) -> None:
     special (it would read back as special, and under tiktoken's rule only a
     whole-piece lookup, which the format has no way to ask for, gives it).
     """
+    stripping = sorted(text for text, strip in model.special_token_strip.items() if any(strip))
+    if stripping:
+        raise ValueError(
+            f"the GPT-2 format cannot record that the special tokens {stripping!r} swallow the "
+            "whitespace beside them (lstrip/rstrip): save it in the huggingface format"
+        )
     if model.pretokenizer.kind != "gpt2":
         raise ValueError(
             f"the GPT-2 format cannot record the pre-tokenizer {model.pretokenizer.name!r} "

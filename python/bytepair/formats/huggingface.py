@@ -17,8 +17,8 @@ ByteLevel, vocabularies with unused ids, special added tokens anywhere, and
 things load with a warning, since they only matter outside what bytepair's
 encode does: a post-processor that adds tokens (bytepair's encode is
 ``encode(text, add_special_tokens=False)``, like tiktoken's) and a special
-token's ``lstrip``/``rstrip``/``single_word`` (they only act where the special
-is allowed in the text). Anything else that would make ``tokenizers`` give
+token's ``single_word`` (it only acts where the special is allowed in the
+text). A special's ``lstrip``/``rstrip`` are read and applied. Anything else that would make ``tokenizers`` give
 other ids than ours (a normalizer, non-special added tokens, BPE-dropout, byte
 fallback, word prefixes/suffixes, ``add_prefix_space``, Metaspace, a regex the
 engines read differently, ...) is a FormatError naming it: a file is read
@@ -27,6 +27,7 @@ exactly or not at all. Not yet read: Unigram models (SPEC §5).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from collections.abc import Mapping
@@ -159,8 +160,8 @@ def dumps(model: BPEModel) -> str:
             "id": token_id,
             "content": text,
             "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
+            "lstrip": model.special_token_strip.get(text, (False, False))[0],
+            "rstrip": model.special_token_strip.get(text, (False, False))[1],
             "normalized": False,
             "special": True,
         }
@@ -232,6 +233,8 @@ class _Reader:
 
     def __init__(self, source: str) -> None:
         self.source = source
+        # Special text -> (lstrip, rstrip), for the specials that swallow whitespace.
+        self.special_strip: dict[str, tuple[bool, bool]] = {}
 
     def error(self, problem: str, where: str | None) -> FormatError:
         return FormatError(self.source, problem, where)
@@ -511,18 +514,19 @@ class _Reader:
                         f"({model_size}) up, in file order"
                     )
                 raise self.error(problem, where)
-            for option in ("single_word", "lstrip", "rstrip"):
-                if entry.get(option, False) is not False:
-                    stripping.append(f"{content!r} {option}")
+            if entry.get("single_word", False) is not False:
+                stripping.append(f"{content!r} single_word")
+            strip = (entry.get("lstrip", False) is True, entry.get("rstrip", False) is True)
+            if any(strip):
+                self.special_strip[content] = strip
             normalized[content] = entry.get("normalized", True) is not False
             specials[content] = token_id
             assigned.append(token_id)
         if stripping:
             self.warn(
-                f"special tokens with {', '.join(stripping)}: bytepair matches special tokens "
-                "exactly, so where such a token is allowed in the text, whitespace next to it "
-                "is encoded as text (tokenizers folds it into the special token) and "
-                "single_word is not checked; text without the special token encodes the same"
+                f"special tokens with {', '.join(stripping)}: bytepair does not check "
+                "single_word, so where such a token is allowed in the text it is cut out even "
+                "inside a word; text without the special token encodes the same"
             )
         self.check_special_passes(specials, normalized)
         return specials
@@ -632,6 +636,8 @@ class _Reader:
         )
         if ignore_merges:
             result = self.resolve_ignore_merges(result)
+        if self.special_strip:
+            result = dataclasses.replace(result, special_token_strip=dict(self.special_strip))
         return result
 
 

@@ -471,10 +471,15 @@ def export_ranks(model: BPEModel, *, force: bool = False) -> dict[bytes, int]:
     the ranks anyway, with a warning.
     """
     problems = exactness_problems(model)
+    stripping = sorted(text for text, strip in model.special_token_strip.items() if any(strip))
+    if stripping:
+        problems.append(
+            f"the special tokens {stripping!r} swallow the whitespace beside them "
+            "(lstrip/rstrip), which tiktoken has no way to do"
+        )
     if problems:
         message = (
-            "tiktoken cannot reproduce this merge list exactly (it ranks the bytes a pair "
-            "makes, not the pair): " + "; ".join(problems)
+            "tiktoken cannot reproduce this tokenizer exactly: " + "; ".join(problems)
         )
         if not force:
             raise ValueError(message + ". Pass force=True to export it anyway.")
