@@ -464,7 +464,9 @@ def test_repeated_json_key_is_an_error():
 def test_non_utf8_file_names_byte_offset(tmp_path):
     path = tmp_path / "tokenizer.json"
     path.write_bytes(b'{\n"x": "\xff"}')
-    with pytest.raises(FormatError, match=r"\(line 2\): not UTF-8 text: .* byte offset 8"):
+    with pytest.raises(
+        FormatError, match=r"\(line 2\): not UTF-8 text \(byte 0x[0-9A-F]{2} at offset 8, line 2\)"
+    ):
         huggingface.load(path)
 
 

@@ -30,7 +30,7 @@ from typing import Callable, Optional, Union
 from . import __version__
 from .demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE, format_merge, readable, run_demo
 from .encodings import ENCODINGS, get_encoding, load_tiktoken
-from .errors import DisallowedSpecialError
+from .errors import DisallowedSpecialError, NotUtf8Error, decode_utf8
 from .pretokenizers import BUILTIN_PATTERNS
 from .tokenizer import Tokenizer, load
 from .training import train
@@ -66,14 +66,10 @@ def _read_stdin_text(what: str) -> str:
     binary = getattr(stream, "buffer", None)
     if binary is None:  # a replaced text stream (tests, embedding)
         return stream.read()
-    data = binary.read()
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise CommandError(
-            f"stdin is not UTF-8 text: byte 0x{data[e.start]:02X} at offset {e.start} (line {line})"
-        ) from None
+        return decode_utf8(binary.read())
+    except NotUtf8Error as e:
+        raise CommandError(f"stdin is {e}") from None
 
 
 def _write_text(text: str) -> None:

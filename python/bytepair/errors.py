@@ -27,3 +27,21 @@ class DisallowedSpecialError(ValueError):
         super().__init__(message)
         self.token = token
         self.position = position
+
+
+class NotUtf8Error(ValueError):
+    """Bytes that should be UTF-8 text are not; says where they stop being it."""
+
+    def __init__(self, offset: int, line: int, byte: int) -> None:
+        self.offset = offset
+        self.line = line
+        super().__init__(f"not UTF-8 text (byte 0x{byte:02X} at offset {offset}, line {line})")
+
+
+def decode_utf8(data: bytes) -> str:
+    """``data`` as text, or :class:`NotUtf8Error` naming the first bad byte and its line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise NotUtf8Error(e.start, line, data[e.start]) from None

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from . import _native
+from .errors import NotUtf8Error, decode_utf8
 from .model import BPEModel
 from .pretokenizers import PretokenizerSpec, resolve
 from .tokenizer import Tokenizer
@@ -36,12 +37,9 @@ class TrainingReport:
 def _read_file(path: Path) -> str:
     data = path.read_bytes()  # FileNotFoundError names the path
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise ValueError(
-            f"{path}: not UTF-8 text (byte 0x{data[e.start]:02X} at offset {e.start}, line {line})"
-        ) from None
+        return decode_utf8(data)
+    except NotUtf8Error as e:
+        raise ValueError(f"{path}: {e}") from None
 
 
 def _texts(corpus: Union[CorpusItem, Iterable[CorpusItem]]) -> Iterator[tuple[str, int]]:

@@ -21,7 +21,7 @@ import secrets
 from pathlib import Path
 from typing import Union
 
-from ..errors import FormatError
+from ..errors import FormatError, NotUtf8Error, decode_utf8
 from ..model import BPEModel
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -93,14 +93,10 @@ def load_model(path: PathLike) -> BPEModel:
 
 def read_text(path: PathLike) -> str:
     """The UTF-8 text of ``path``; FormatError naming the first byte that is not UTF-8."""
-    data = Path(path).read_bytes()
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise FormatError(
-            path, f"not UTF-8 text: {exc.reason} at byte offset {exc.start}", f"line {line}"
-        ) from None
+        return decode_utf8(Path(path).read_bytes())
+    except NotUtf8Error as exc:
+        raise FormatError(path, str(exc), f"line {exc.line}") from None
 
 
 def _reject_duplicate_keys(source: str):

@@ -478,9 +478,7 @@ def export_ranks(model: BPEModel, *, force: bool = False) -> dict[bytes, int]:
             "(lstrip/rstrip), which tiktoken has no way to do"
         )
     if problems:
-        message = (
-            "tiktoken cannot reproduce this tokenizer exactly: " + "; ".join(problems)
-        )
+        message = "tiktoken cannot reproduce this tokenizer exactly: " + "; ".join(problems)
         if not force:
             raise ValueError(message + ". Pass force=True to export it anyway.")
         warnings.warn(message + ". Exported anyway (force=True): ids will differ.", stacklevel=3)
