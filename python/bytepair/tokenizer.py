@@ -32,6 +32,17 @@ def _reject_surrogates(error: UnicodeEncodeError, what: str) -> ValueError:
     )
 
 
+def _on_text(native_call, text: str, *args):
+    """Calls the core on one text: TypeError when it is not a str, ValueError
+    naming the lone surrogate that keeps it from being UTF-8."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    try:
+        return native_call(text, *args)
+    except UnicodeEncodeError as e:
+        raise _reject_surrogates(e, "text") from None
+
+
 def _batch_surrogate_error(error: UnicodeEncodeError, texts: list[str]) -> ValueError:
     index = next(i for i, t in enumerate(texts) if t is error.object or t == error.object)
     return _reject_surrogates(error, f"text {index} of the batch")
@@ -108,22 +119,12 @@ class Tokenizer:
         """Encodes text. A special token's text raises an error unless it is in
         ``allowed_special`` (then it becomes its id) or removed from
         ``disallowed_special`` (then it is encoded as ordinary text)."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
-        try:
-            return self._core.encode(text, allowed, disallowed)
-        except UnicodeEncodeError as e:
-            raise _reject_surrogates(e, "text") from None
+        return _on_text(self._core.encode, text, allowed, disallowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes text, treating special-token text as ordinary text."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
-        try:
-            return self._core.encode_ordinary(text)
-        except UnicodeEncodeError as e:
-            raise _reject_surrogates(e, "text") from None
+        return _on_text(self._core.encode_ordinary, text)
 
     def encode_batch(
         self,
@@ -162,13 +163,8 @@ class Tokenizer:
         """Like :meth:`encode`, as a ``numpy.uint32`` array (no Python int per token)."""
         import numpy as np
 
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
-        try:
-            buffer = self._core.encode_to_buffer(text, allowed, disallowed)
-        except UnicodeEncodeError as e:
-            raise _reject_surrogates(e, "text") from None
+        buffer = _on_text(self._core.encode_to_buffer, text, allowed, disallowed)
         return np.frombuffer(buffer, dtype=np.uint32)
 
     def encode_batch_to_numpy(
@@ -258,10 +254,7 @@ class Tokenizer:
 
     def pretokenize(self, text: str) -> list[str]:
         """The pieces the pre-tokenizer cuts ``text`` into (special tokens not cut out)."""
-        try:
-            return self._core.pretokenize(text)
-        except UnicodeEncodeError as e:
-            raise _reject_surrogates(e, "text") from None
+        return _on_text(self._core.pretokenize, text)
 
     def save(
         self,
