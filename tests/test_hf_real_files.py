@@ -306,6 +306,27 @@ def test_roberta_loads_and_names_what_bytepair_does_not_do(roberta):
     ]
 
 
+def test_fast_and_slow_reading_give_the_same_model(roberta, tmp_path, monkeypatch):
+    """The core's fast path (vocab and merges parsed in Rust) and the Python
+    reader agree on the real file and on files we write, in both merge styles."""
+    path, _, _, _ = roberta
+    texts = [path.read_text(encoding="utf-8")]
+    ours = bytepair.train(["hello world, hello there"] * 3, 300, special_tokens=["<|x|>"])
+    ours.save(tmp_path / "t.json")
+    texts.append((tmp_path / "t.json").read_text(encoding="utf-8"))
+    document = json.loads(texts[-1])
+    flip = {str: lambda m: m.split(" "), list: " ".join}  # the other way to write a merge
+    document["model"]["merges"] = [flip[type(m)](m) for m in document["model"]["merges"]]
+    del document["model"]["type"]
+    texts.append(json.dumps(document))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = [huggingface.loads(text, "f") for text in texts]
+        monkeypatch.setattr(huggingface._native, "split_hf_bpe", lambda text: None)
+        slow = [huggingface.loads(text, "f") for text in texts]
+    assert fast == slow
+
+
 def test_roberta_vectors(roberta, shared_data):
     _, tok, _, _ = roberta
     lines = (shared_data / "vectors" / "hf_tokenizers_vectors.jsonl").read_text("utf-8")

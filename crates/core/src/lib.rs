@@ -14,6 +14,7 @@ pub mod bpe;
 pub mod count;
 pub mod decode;
 pub mod error;
+pub mod hf_json;
 pub mod pretokenize;
 pub mod rank_file;
 pub mod scan;

@@ -493,12 +493,71 @@ fn train_bpe(
     ))
 }
 
+/// A byte-level `tokenizer.json` with its two big tables kept in Rust
+/// (`bytepair_core::hf_json`); maps like the `model.vocab` dict for lookups.
+#[pyclass(frozen, module = "bytepair._native")]
+struct HfBpeDocument {
+    document: bytepair_core::hf_json::BpeDocument,
+}
+
+#[pymethods]
+impl HfBpeDocument {
+    /// The document without `model.vocab` and `model.merges`, as JSON text.
+    #[getter]
+    fn rest(&self) -> &str {
+        &self.document.rest
+    }
+
+    fn __len__(&self) -> usize {
+        self.document.len()
+    }
+
+    fn __contains__(&self, key: &str) -> bool {
+        self.document.id(key).is_some()
+    }
+
+    fn __getitem__(&self, key: &str) -> PyResult<u32> {
+        self.document
+            .id(key)
+            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_owned()))
+    }
+
+    /// (tokens by id, merge id pairs) given the specials (text -> id), or None
+    /// when the slow path must read the file to say what is wrong.
+    #[allow(clippy::type_complexity)]
+    fn tables<'py>(
+        &self,
+        py: Python<'py>,
+        specials: std::collections::HashMap<String, u32>,
+    ) -> PyResult<Option<(Vec<Option<Bound<'py, PyBytes>>>, Vec<(u32, u32)>)>> {
+        let specials = specials.into_iter().collect();
+        let tables = in_parallel(py, || Ok(self.document.tables(&specials)))?;
+        Ok(tables.map(|tables| {
+            let tokens = tables
+                .tokens
+                .iter()
+                .map(|t| t.as_ref().map(|bytes| PyBytes::new(py, bytes)))
+                .collect();
+            (tokens, tables.merges)
+        }))
+    }
+}
+
+/// Parse a `tokenizer.json` text on the fast path (None: read it the slow way).
+#[pyfunction]
+fn split_hf_bpe(py: Python<'_>, text: &str) -> PyResult<Option<HfBpeDocument>> {
+    let document = without_gil(py, || Ok(bytepair_core::hf_json::split_document(text)))?;
+    Ok(document.map(|document| HfBpeDocument { document }))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CoreBPE>()?;
     m.add_class::<PretokenCounter>()?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rank_file, m)?)?;
+    m.add_function(wrap_pyfunction!(split_hf_bpe, m)?)?;
+    m.add_class::<HfBpeDocument>()?;
     m.add("GPT2_PATTERN", bytepair_core::pretokenize::GPT2_PATTERN)?;
     m.add(
         "WHITESPACE_PATTERN",

@@ -32,6 +32,7 @@ import json
 import warnings
 from collections.abc import Mapping
 
+from .. import _native
 from ..errors import FormatError
 from ..model import BPEModel
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer
@@ -601,20 +602,39 @@ class _Reader:
             f"follow tiktoken's rule, which has that lookup ({why_not})",
         )
 
-    def model(self, document: Mapping[str, object]) -> BPEModel:
+    def model(
+        self, document: Mapping[str, object], tables: _native.HfBpeDocument | None = None
+    ) -> BPEModel:
+        """The model of a parsed document; ``tables`` holds ``model.vocab`` and
+        ``model.merges`` when the fast path took them out of ``document``."""
         self.check_top_level(document)
         model = self.object_at(self.require(document, "model", "top level"), "model")
         ignore_merges = self.check_model_options(model)
         self.check_normalizer(document.get("normalizer"))
         pretokenizer = self.pretokenizer(document.get("pre_tokenizer"))
         self.check_decoder(document.get("decoder"))
-        vocab = self.object_at(self.require(model, "vocab", "model"), "model.vocab")
-        merges = self.merges(self.require(model, "merges", "model"))
+        if tables is None:
+            vocab = self.object_at(self.require(model, "vocab", "model"), "model.vocab")
+            merges = self.merges(self.require(model, "merges", "model"))
+        else:
+            vocab = tables
         specials = self.special_tokens(document.get("added_tokens", []), vocab)
         self.check_post_processor(document.get("post_processor"))
 
         # A special outside the model vocabulary has the id tokenizers gives it (checked above).
         outside = {text: i for text, i in specials.items() if text not in vocab}
+        if tables is not None:
+            fast = tables.tables(specials)
+            if fast is None:
+                raise _SlowPath
+            tokens, merge_ids = fast
+            result = BPEModel(
+                tuple(tokens),
+                tuple(merge_ids),
+                dict(sorted(specials.items(), key=lambda item: item[1])),
+                pretokenizer,
+            )
+            return self.finish(result, ignore_merges)
 
         def vocab_error(problem: str, key: str | None) -> FormatError:
             if key is None:
@@ -634,6 +654,9 @@ class _Reader:
             vocab_error=vocab_error,
             merge_error=merge_error,
         )
+        return self.finish(result, ignore_merges)
+
+    def finish(self, result: BPEModel, ignore_merges: bool) -> BPEModel:
         if ignore_merges:
             result = self.resolve_ignore_merges(result)
         if self.special_strip:
@@ -641,8 +664,28 @@ class _Reader:
         return result
 
 
+class _SlowPath(Exception):
+    """The fast path met something irregular: read the file the slow way, whose errors explain."""
+
+
 def loads(text: str, source: str = "<string>") -> BPEModel:
-    """Read a ``tokenizer.json`` text; ``source`` names it in errors (usually its path)."""
+    """Read a ``tokenizer.json`` text; ``source`` names it in errors (usually its path).
+
+    Byte-level BPE files take a fast path first: the core parses the document
+    and keeps ``model.vocab`` and ``model.merges`` (nearly all of the file),
+    this module checks the rest as usual. Anything irregular is read again
+    here, in Python, so that the error names the key, merge and line.
+    """
+    tables = _native.split_hf_bpe(text)
+    if tables is not None:
+        document = parse_json(tables.rest, source)
+        model = document.get("model") if isinstance(document, dict) else None
+        # (A file without model.type is BPE because it has merges; the check reads the type.)
+        if isinstance(model, dict) and model.setdefault("type", "BPE") == "BPE":
+            try:
+                return _Reader(source).model(document, tables)
+            except _SlowPath:
+                pass
     reader = _Reader(source)
     document = reader.object_at(parse_json(text, source), "top level")
     return reader.model(document)
