@@ -68,8 +68,12 @@ impl<F: FnMut(usize, usize) -> bool> Progress for F {
     }
 }
 
+/// A distinct pre-token: its symbols are `symbols[start..start + len]` of the
+/// trainer's arena (one buffer for all words, in word order, so that a merge
+/// walking its words in id order reads memory front to back).
 struct Word {
-    symbols: Vec<u32>,
+    start: u32,
+    len: u32,
     count: u64,
 }
 
@@ -105,6 +109,7 @@ struct Trainer {
     tokens: Vec<Rc<[u8]>>,
     ids_by_bytes: FxHashMap<Rc<[u8]>, u32>,
     words: Vec<Word>,
+    symbols: Vec<u32>,
     pairs: FxHashMap<u64, PairStats>,
     heap: BinaryHeap<Candidate>,
 }
@@ -178,9 +183,18 @@ impl Trainer {
         let mut new_symbols = Vec::new();
         let mut merged_old = Vec::new();
         let mut merged_new = Vec::new();
-        for &w in &word_ids {
-            let word = &mut self.words[w as usize];
-            let old = &word.symbols;
+        for (k, &w) in word_ids.iter().enumerate() {
+            // The words are cache misses: ask early for the entries of the
+            // words coming up, then (once those arrived) for their symbols.
+            if let Some(&ahead) = word_ids.get(k + 2 * PREFETCH_AHEAD) {
+                prefetch(&self.words[ahead as usize]);
+            }
+            if let Some(&ahead) = word_ids.get(k + PREFETCH_AHEAD) {
+                prefetch(&self.symbols[self.words[ahead as usize].start as usize]);
+            }
+            let word = &self.words[w as usize];
+            let (start, count) = (word.start as usize, word.count);
+            let old = &self.symbols[start..start + word.len as usize];
             if old.len() < 2 {
                 continue;
             }
@@ -207,7 +221,6 @@ impl Trainer {
             }
             // Pairs between two untouched symbols are the same before and after;
             // only pairs with a merged side change.
-            let count = word.count;
             for k in 0..old.len() - 1 {
                 if merged_old[k] || merged_old[k + 1] {
                     let key = pair_key(old[k], old[k + 1]);
@@ -229,7 +242,8 @@ impl Trainer {
                     grown.push(key);
                 }
             }
-            word.symbols.clone_from(&new_symbols);
+            self.symbols[start..start + new_symbols.len()].copy_from_slice(&new_symbols);
+            self.words[w as usize].len = new_symbols.len() as u32;
         }
         grown.sort_unstable();
         grown.dedup();
@@ -240,6 +254,21 @@ impl Trainer {
             }
         }
     }
+}
+
+/// How many words ahead of the one being merged to prefetch.
+const PREFETCH_AHEAD: usize = 8;
+
+#[inline(always)]
+fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults and reads nothing into Rust.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
 }
 
 /// Trains byte-level BPE on pre-token counts (each distinct pre-token once,
@@ -286,26 +315,34 @@ pub fn train(
     let byte_id = |b: u8| (n_special + b as usize) as u32;
 
     let mut words = Vec::new();
+    let mut symbols: Vec<u32> = Vec::new();
     let mut pairs: FxHashMap<u64, PairStats> = FxHashMap::default();
     for (bytes, count) in pretokens {
         if count == 0 || bytes.len() < 2 {
             continue; // a single byte has no pair; it can never change
         }
         let w = words.len() as u32;
-        let symbols: Vec<u32> = bytes.iter().map(|&b| byte_id(b)).collect();
-        for pair in symbols.windows(2) {
+        let start = symbols.len();
+        symbols.extend(bytes.iter().map(|&b| byte_id(b)));
+        for pair in symbols[start..].windows(2) {
             let stats = pairs.entry(pair_key(pair[0], pair[1])).or_default();
             stats.count += count;
             if stats.words.last() != Some(&w) {
                 stats.words.push(w);
             }
         }
-        words.push(Word { symbols, count });
+        let (Ok(start), Ok(len)) = (u32::try_from(start), u32::try_from(bytes.len())) else {
+            return Err(Error::InvalidTraining(
+                "the distinct pre-tokens hold more than 4 GiB of bytes; count a sample".into(),
+            ));
+        };
+        words.push(Word { start, len, count });
     }
     let mut trainer = Trainer {
         tokens,
         ids_by_bytes,
         words,
+        symbols,
         pairs,
         heap: BinaryHeap::new(),
     };
