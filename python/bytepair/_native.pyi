@@ -19,12 +19,22 @@ class CoreBPE:
         special_strip: Optional[list[tuple[bool, bool]]] = None,
     ) -> None: ...
     def encode_ordinary(self, text: str) -> list[int]: ...
-    def encode(self, text: str, allowed: list[int], disallowed: list[int]) -> list[int]: ...
+    def encode(
+        self,
+        text: str,
+        allowed: list[int],
+        disallowed: list[int],
+        dropout: Optional[tuple[float, int]] = None,
+    ) -> list[int]: ...
     def encode_to_buffer(
         self, text: str, allowed: list[int], disallowed: list[int]
     ) -> bytearray: ...
     def encode_batch(
-        self, texts: list[str], allowed: list[int], disallowed: list[int]
+        self,
+        texts: list[str],
+        allowed: list[int],
+        disallowed: list[int],
+        dropout: Optional[tuple[float, int]] = None,
     ) -> list[list[int]]: ...
     def encode_batch_to_buffers(
         self, texts: list[str], allowed: list[int], disallowed: list[int]

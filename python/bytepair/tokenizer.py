@@ -8,6 +8,7 @@ shared by many threads.
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Collection, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -58,6 +59,21 @@ def _check_ids(ids: Sequence[object], n_vocab: int) -> ValueError:
                 f"(it has {n_vocab} ids, 0 to {n_vocab - 1})"
             )
     return ValueError("ids could not be read")
+
+
+def _dropout(p: object, seed: object) -> Optional[tuple[float, int]]:
+    """The core's (probability, seed) for BPE-dropout; None for the plain encoding."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"dropout must be a number between 0 and 1, not {type(p).__name__}")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout must be between 0 and 1, got {p!r}")
+    if p == 0:
+        return None
+    if seed is None:
+        seed = random.getrandbits(64)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, not {type(seed).__name__}")
+    return float(p), seed % (1 << 64)
 
 
 class Tokenizer:
@@ -115,15 +131,26 @@ class Tokenizer:
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
     ) -> list[int]:
         """Encodes text. A special token's text raises an error unless it is in
         ``allowed_special`` (then it becomes its id) or removed from
-        ``disallowed_special`` (then it is encoded as ordinary text)."""
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
-        return _on_text(self._core.encode, text, allowed, disallowed)
+        ``disallowed_special`` (then it is encoded as ordinary text).
 
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Encodes text, treating special-token text as ordinary text."""
+        ``dropout=p`` is BPE-dropout (Provilkov et al., 2020): each merge is
+        skipped with probability ``p``, so a word may come out in smaller
+        pieces (subword regularization for training a model). ``seed`` makes
+        it reproducible; ``p=0`` is exactly the ordinary encoding."""
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        return _on_text(self._core.encode, text, allowed, disallowed, _dropout(dropout, seed))
+
+    def encode_ordinary(
+        self, text: str, *, dropout: float = 0.0, seed: Optional[int] = None
+    ) -> list[int]:
+        """Encodes text, treating special-token text as ordinary text (``dropout``: see :meth:`encode`)."""
+        if dropout:
+            return self.encode(text, disallowed_special=(), dropout=dropout, seed=seed)
         return _on_text(self._core.encode_ordinary, text)
 
     def encode_batch(
@@ -132,12 +159,16 @@ class Tokenizer:
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
     ) -> list[list[int]]:
-        """Encodes many texts in parallel on all cores, without the GIL."""
+        """Encodes many texts in parallel on all cores, without the GIL.
+        With ``dropout``, text ``i`` draws from its own stream of ``seed``: the
+        result does not depend on the number of threads."""
         texts = self._checked_batch(texts)
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
         try:
-            return self._core.encode_batch(texts, allowed, disallowed)
+            return self._core.encode_batch(texts, allowed, disallowed, _dropout(dropout, seed))
         except UnicodeEncodeError as e:
             raise _batch_surrogate_error(e, texts) from None
 
@@ -149,9 +180,11 @@ class Tokenizer:
                 raise TypeError(f"text {i} of the batch is {type(text).__name__}, not str")
         return texts
 
-    def encode_ordinary_batch(self, texts: Iterable[str]) -> list[list[int]]:
+    def encode_ordinary_batch(
+        self, texts: Iterable[str], *, dropout: float = 0.0, seed: Optional[int] = None
+    ) -> list[list[int]]:
         """Encodes many texts in parallel, special-token text as ordinary text."""
-        return self.encode_batch(texts, disallowed_special=())
+        return self.encode_batch(texts, disallowed_special=(), dropout=dropout, seed=seed)
 
     def encode_to_numpy(
         self,

@@ -17,6 +17,7 @@ pub mod error;
 pub mod hf_json;
 pub mod pretokenize;
 pub mod rank_file;
+pub mod rng;
 pub mod scan;
 pub mod special;
 pub mod tokenizer;

@@ -3,9 +3,10 @@
 
 use rayon::prelude::*;
 
-use crate::bpe::encode::PieceCache;
+use crate::bpe::encode::{encode_piece_with_dropout, PieceCache};
 use crate::error::Result;
 use crate::pretokenize::Pretokenizer;
+use crate::rng::Rng;
 use crate::special::{Segment, Selection};
 use crate::vocab::Vocab;
 
@@ -82,6 +83,53 @@ impl Tokenizer {
         texts
             .par_iter()
             .map(|t| self.encode_with_special(t, allowed))
+            .collect()
+    }
+
+    /// Like [`Self::encode_with_special`] with BPE-dropout: each merge is
+    /// skipped with probability `p`, drawn from `rng` (no cache: the same
+    /// word may split differently each time). `p == 0` is the plain encoding.
+    pub fn encode_with_dropout(
+        &self,
+        text: &str,
+        allowed: Selection,
+        p: f64,
+        rng: &mut Rng,
+    ) -> Result<Vec<u32>> {
+        if p <= 0.0 {
+            return self.encode_with_special(text, allowed);
+        }
+        let mut out = Vec::with_capacity(text.len() / 2);
+        self.vocab
+            .special()
+            .split(text, allowed, |segment| match segment {
+                Segment::Special(id) => {
+                    out.push(id);
+                    Ok(())
+                }
+                Segment::Text(t) => self.pretokenizer.for_each_piece(t, |piece| {
+                    encode_piece_with_dropout(&self.vocab, piece.as_bytes(), p, rng, &mut out)
+                }),
+            })?;
+        Ok(out)
+    }
+
+    /// [`Self::encode_with_dropout`] over a batch in parallel; text `i` draws
+    /// from its own stream of `seed`, so the result does not depend on threads.
+    pub fn encode_batch_with_dropout(
+        &self,
+        texts: &[&str],
+        allowed: Selection,
+        p: f64,
+        seed: u64,
+    ) -> Result<Vec<Vec<u32>>> {
+        texts
+            .par_iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut rng = Rng::for_item(seed, i as u64);
+                self.encode_with_dropout(t, allowed, p, &mut rng)
+            })
             .collect()
     }
 

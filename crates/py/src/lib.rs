@@ -10,6 +10,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes};
 
+use bytepair_core::rng::Rng;
 use bytepair_core::special::Strip;
 use bytepair_core::vocab::Ranking;
 use bytepair_core::{
@@ -127,21 +128,29 @@ impl CoreBPE {
         )
     }
 
+    /// `dropout`: (probability, seed) for BPE-dropout, None for the plain encoding.
     fn ids(
         &self,
         py: Python<'_>,
         text: &str,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
+        dropout: Option<(f64, u64)>,
     ) -> PyResult<Vec<u32>> {
         let (allowed, disallowed) = self.chosen(allowed, disallowed);
         let found = without_gil(py, || {
             match self.inner.find_disallowed(text, disallowed.selection())? {
                 Some((position, token)) => Ok(Err((position, token.to_owned()))),
-                None => self
-                    .inner
-                    .encode_with_special(text, allowed.selection())
-                    .map(Ok),
+                None => match dropout {
+                    None => self.inner.encode_with_special(text, allowed.selection()),
+                    Some((p, seed)) => self.inner.encode_with_dropout(
+                        text,
+                        allowed.selection(),
+                        p,
+                        &mut Rng::new(seed),
+                    ),
+                }
+                .map(Ok),
             }
         })?;
         found.map_err(|(position, token)| disallowed_error(py, "", text, position, &token))
@@ -153,6 +162,7 @@ impl CoreBPE {
         texts: &[String],
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
+        dropout: Option<(f64, u64)>,
     ) -> PyResult<Vec<Vec<u32>>> {
         let (allowed, disallowed) = self.chosen(allowed, disallowed);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -167,6 +177,13 @@ impl CoreBPE {
                     return Err(disallowed_error(py, &prefix, text, position, token));
                 }
             }
+        }
+        if let Some((p, seed)) = dropout {
+            let selection = allowed.selection();
+            return in_parallel(py, || {
+                self.inner
+                    .encode_batch_with_dropout(&refs, selection, p, seed)
+            });
         }
         // Handing a small batch to the pool costs more than encoding it here.
         let total_bytes: usize = refs.iter().map(|t| t.len()).sum();
@@ -243,14 +260,16 @@ impl CoreBPE {
 
     /// `allowed` / `disallowed`: indices into the special-token list.
     /// Returns the ids, or raises naming the first disallowed special token.
+    #[pyo3(signature = (text, allowed, disallowed, dropout=None))]
     fn encode(
         &self,
         py: Python<'_>,
         text: &str,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
+        dropout: Option<(f64, u64)>,
     ) -> PyResult<Vec<u32>> {
-        self.ids(py, text, allowed, disallowed)
+        self.ids(py, text, allowed, disallowed, dropout)
     }
 
     /// Like `encode`, as native-endian u32 in a bytearray (for numpy, no boxing).
@@ -261,18 +280,20 @@ impl CoreBPE {
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        let ids = self.ids(py, text, allowed, disallowed)?;
+        let ids = self.ids(py, text, allowed, disallowed, None)?;
         u32_buffer(py, ids.iter().copied(), ids.len())
     }
 
+    #[pyo3(signature = (texts, allowed, disallowed, dropout=None))]
     fn encode_batch(
         &self,
         py: Python<'_>,
         texts: Vec<String>,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
+        dropout: Option<(f64, u64)>,
     ) -> PyResult<Vec<Vec<u32>>> {
-        self.batch_ids(py, &texts, allowed, disallowed)
+        self.batch_ids(py, &texts, allowed, disallowed, dropout)
     }
 
     /// Like `encode_batch`, as (all ids as u32, offsets as u64: text i is
@@ -284,7 +305,7 @@ impl CoreBPE {
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        let batch = self.batch_ids(py, &texts, allowed, disallowed)?;
+        let batch = self.batch_ids(py, &texts, allowed, disallowed, None)?;
         let total: usize = batch.iter().map(Vec::len).sum();
         let ids = u32_buffer(py, batch.iter().flatten().copied(), total)?;
         let mut offsets = Vec::with_capacity(batch.len() + 1);
