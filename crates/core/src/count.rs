@@ -12,6 +12,56 @@ use crate::special::{Segment, Selection, SpecialTokens};
 /// Long texts are cut into chunks of about this many bytes for parallel work.
 const CHUNK_BYTES: usize = 1 << 20;
 
+/// SentencePiece's stand-in for a space.
+pub const METASPACE: &str = "\u{2581}";
+
+/// `text` cut before every space: `"a  b"` -> `"a"`, `" "`, `" b"`. With
+/// `dummy` the text gets a `▁` in front, which starts a word of its own when
+/// the text starts with a space: `" a"` -> `""`, `" a"` (the lone `▁`).
+fn split_before_spaces(text: &str, dummy: bool) -> impl Iterator<Item = &str> {
+    let mut rest = (!text.is_empty()).then_some(text);
+    let mut first = true;
+    std::iter::from_fn(move || {
+        let current = rest?;
+        // A piece's own leading space does not cut it (ASCII: 1 is a boundary).
+        let from = usize::from(!(dummy && first) && current.starts_with(' '));
+        first = false;
+        match current[from..].find(' ') {
+            Some(at) => {
+                let (piece, after) = current.split_at(from + at);
+                rest = Some(after);
+                Some(piece)
+            }
+            None => {
+                rest = None;
+                Some(current)
+            }
+        }
+    })
+}
+
+/// Cuts a long text into pieces of about `size` bytes, each (but the first)
+/// starting at a space, so that no word is cut.
+fn metaspace_chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut cut = rest.len();
+        if rest.len() > size {
+            let mut at = size;
+            while !rest.is_char_boundary(at) {
+                at += 1;
+            }
+            cut = rest[at..].find(' ').map_or(rest.len(), |i| at + i);
+        }
+        let (chunk, after) = rest.split_at(cut);
+        rest = after;
+        Some(chunk)
+    })
+}
+
 #[derive(Default, Debug, Clone)]
 pub struct PretokenCounts {
     counts: FxHashMap<Vec<u8>, u64>,
@@ -84,6 +134,73 @@ impl PretokenCounts {
         Ok(())
     }
 
+    /// Counts SentencePiece-style words (unigram training's default): each
+    /// space becomes `▁`, a `▁` goes in front of the text (not in front of
+    /// text that follows a special token), and words start at every `▁`:
+    /// `"a  b"` -> `▁a`, `▁`, `▁b`.
+    pub fn add_texts_metaspace(&mut self, texts: &[&str], special: &SpecialTokens) -> Result<()> {
+        // (chunk, whether it starts its text): long texts are cut before a space.
+        let chunks: Vec<(&str, bool)> = if special.is_empty() {
+            texts
+                .iter()
+                .flat_map(|t| {
+                    metaspace_chunks(t, CHUNK_BYTES)
+                        .enumerate()
+                        .map(|(i, c)| (c, i == 0))
+                })
+                .collect()
+        } else {
+            texts.iter().map(|t| (*t, true)).collect()
+        };
+        // Raw pieces as slices of the text; `initial` holds the first piece of
+        // a text, which gets the dummy `▁` when the keys are made.
+        type Tables<'t> = (FxHashMap<&'t [u8], u64>, FxHashMap<&'t [u8], u64>);
+        let (table, initial) = chunks
+            .par_iter()
+            .try_fold(
+                || -> Tables { (FxHashMap::default(), FxHashMap::default()) },
+                |(mut table, mut initial), &(chunk, starts_text)| {
+                    let mut index = 0;
+                    special.split(chunk, Selection::All, |segment| {
+                        if let Segment::Text(text) = segment {
+                            let dummy = starts_text && index == 0;
+                            for (i, piece) in split_before_spaces(text, dummy).enumerate() {
+                                let into = if dummy && i == 0 {
+                                    &mut initial
+                                } else {
+                                    &mut table
+                                };
+                                *into.entry(piece.as_bytes()).or_insert(0) += 1;
+                            }
+                        }
+                        index += 1;
+                        Ok(())
+                    })?;
+                    Ok((table, initial))
+                },
+            )
+            .try_reduce(
+                || (FxHashMap::default(), FxHashMap::default()),
+                |(a, b), (c, d)| Ok((add_tables(a, c), add_tables(b, d))),
+            )?;
+        for (pieces, dummy) in [(table, false), (initial, true)] {
+            for (piece, count) in pieces {
+                let mut word = Vec::with_capacity(piece.len() + 6);
+                if dummy {
+                    word.extend_from_slice(METASPACE.as_bytes());
+                }
+                for &byte in piece {
+                    match byte {
+                        b' ' => word.extend_from_slice(METASPACE.as_bytes()),
+                        other => word.push(other),
+                    }
+                }
+                *self.counts.entry(word).or_insert(0) += count;
+            }
+        }
+        Ok(())
+    }
+
     pub fn len(&self) -> usize {
         self.counts.len()
     }
@@ -94,5 +211,59 @@ impl PretokenCounts {
 
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> {
         self.counts.iter().map(|(k, &v)| (k.as_slice(), v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counted(texts: &[&str], specials: &[&str]) -> Vec<(String, u64)> {
+        let special = SpecialTokens::new(
+            specials
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.to_string(), i as u32))
+                .collect(),
+        )
+        .unwrap();
+        let mut counts = PretokenCounts::new();
+        counts.add_texts_metaspace(texts, &special).unwrap();
+        let mut words: Vec<(String, u64)> = counts
+            .iter()
+            .map(|(k, v)| (String::from_utf8(k.to_vec()).unwrap(), v))
+            .collect();
+        words.sort();
+        words
+    }
+
+    #[test]
+    fn metaspace_words_as_the_reference_cuts_them() {
+        let w = |s: &str, n| (s.replace('_', METASPACE), n);
+        assert_eq!(
+            counted(&["a  b"], &[]),
+            vec![w("_", 1), w("_a", 1), w("_b", 1)]
+        );
+        assert_eq!(counted(&[" a", ""], &[]), vec![w("_", 1), w("_a", 1)]);
+        assert_eq!(
+            counted(&["x<s>y z<s>"], &["<s>"]),
+            vec![w("y", 1), w("_x", 1), w("_z", 1)]
+        );
+        assert_eq!(counted(&["<s> y"], &["<s>"]), vec![w("_y", 1)]);
+    }
+
+    #[test]
+    fn long_texts_are_cut_only_before_spaces() {
+        let text = "ab cdé ".repeat(50_000) + "end";
+        let chunks: Vec<&str> = metaspace_chunks(&text, 1000).collect();
+        assert!(chunks.len() > 100);
+        assert_eq!(chunks.concat(), text);
+        assert!(chunks[1..].iter().all(|c| c.starts_with(' ')));
+        let words = counted(&[text.as_str()], &[]);
+        let w = |s: &str| s.replace('_', METASPACE);
+        assert_eq!(
+            words,
+            vec![(w("_ab"), 50_000), (w("_cdé"), 50_000), (w("_end"), 1)]
+        );
     }
 }

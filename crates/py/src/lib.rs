@@ -405,7 +405,8 @@ fn parse_rank_file<'py>(
 #[pyclass(module = "bytepair._native")]
 struct PretokenCounter {
     counts: PretokenCounts,
-    pretokenizer: Pretokenizer,
+    /// None: SentencePiece-style words (`"metaspace"`, for unigram training).
+    pretokenizer: Option<Pretokenizer>,
     special: SpecialTokens,
 }
 
@@ -428,7 +429,10 @@ impl PretokenCounter {
         .map_err(to_py)?;
         Ok(Self {
             counts: PretokenCounts::new(),
-            pretokenizer: self::pretokenizer(pretokenizer, pattern).map_err(to_py)?,
+            pretokenizer: match pretokenizer {
+                "metaspace" => None,
+                _ => Some(self::pretokenizer(pretokenizer, pattern).map_err(to_py)?),
+            },
             special,
         })
     }
@@ -437,7 +441,10 @@ impl PretokenCounter {
     fn add_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let (counts, pretokenizer, special) = (&mut self.counts, &self.pretokenizer, &self.special);
-        in_parallel(py, || counts.add_texts(&refs, pretokenizer, special))
+        in_parallel(py, || match pretokenizer {
+            Some(pretokenizer) => counts.add_texts(&refs, pretokenizer, special),
+            None => counts.add_texts_metaspace(&refs, special),
+        })
     }
 
     fn __len__(&self) -> usize {
