@@ -3,12 +3,12 @@
 //! classes, every core error and every panic turned into a Python exception.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes};
+use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList};
 
 use bytepair_core::rng::Rng;
 use bytepair_core::special::Strip;
@@ -117,9 +117,22 @@ impl Chosen {
 #[pyclass(frozen, module = "bytepair._native")]
 struct CoreBPE {
     inner: bytepair_core::Tokenizer,
+    /// One Python int per id, made on first use: a list of ids then costs a
+    /// reference count per id instead of allocating an int object each.
+    ints: OnceLock<Vec<Py<PyInt>>>,
 }
 
 impl CoreBPE {
+    /// `ids` as a Python list of the shared int objects.
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints.get_or_init(|| {
+            (0..self.inner.vocab().len() as u32)
+                .map(|id| id.into_pyobject(py).map(Bound::unbind).expect("an int"))
+                .collect()
+        });
+        PyList::new(py, ids.iter().map(|&id| ints[id as usize].bind(py)))
+    }
+
     fn chosen(&self, allowed: Vec<usize>, disallowed: Vec<usize>) -> (Chosen, Chosen) {
         let total = self.inner.vocab().special().tokens().len();
         (
@@ -249,27 +262,30 @@ impl CoreBPE {
         })?;
         Ok(Self {
             inner: bytepair_core::Tokenizer::new(vocab, pretokenizer),
+            ints: OnceLock::new(),
         })
     }
 
     // ---- Encoding ----
 
-    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
-        without_gil(py, || self.inner.encode_ordinary(text))
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = without_gil(py, || self.inner.encode_ordinary(text))?;
+        self.id_list(py, &ids)
     }
 
     /// `allowed` / `disallowed`: indices into the special-token list.
     /// Returns the ids, or raises naming the first disallowed special token.
     #[pyo3(signature = (text, allowed, disallowed, dropout=None))]
-    fn encode(
+    fn encode<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
         dropout: Option<(f64, u64)>,
-    ) -> PyResult<Vec<u32>> {
-        self.ids(py, text, allowed, disallowed, dropout)
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = self.ids(py, text, allowed, disallowed, dropout)?;
+        self.id_list(py, &ids)
     }
 
     /// Like `encode`, as native-endian u32 in a bytearray (for numpy, no boxing).
@@ -285,15 +301,20 @@ impl CoreBPE {
     }
 
     #[pyo3(signature = (texts, allowed, disallowed, dropout=None))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<String>,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
         dropout: Option<(f64, u64)>,
-    ) -> PyResult<Vec<Vec<u32>>> {
-        self.batch_ids(py, &texts, allowed, disallowed, dropout)
+    ) -> PyResult<Bound<'py, PyList>> {
+        let batch = self.batch_ids(py, &texts, allowed, disallowed, dropout)?;
+        let lists = batch
+            .iter()
+            .map(|ids| self.id_list(py, ids))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
     }
 
     /// Like `encode_batch`, as (all ids as u32, offsets as u64: text i is
