@@ -21,6 +21,7 @@ pub mod rng;
 pub mod scan;
 pub mod special;
 pub mod tokenizer;
+pub mod unigram;
 pub mod vocab;
 
 pub use bpe::train::{train, StopReason, TrainConfig, Trained};

@@ -1,0 +1,1253 @@
+//! Unigram training (docs/unigram.md): seeds, EM with the digamma M-step, pruning
+//! by likelihood loss, the final vocabulary.
+//!
+//! The working table is every piece that was ever a seed, in table order
+//! (sorted by text), so "table order" is id order; dropped pieces are only
+//! marked dead. The words' lattices never change except by losing dead
+//! pieces, so all their nodes are found once (from the seeds' suffix-array
+//! intervals) and kept in flat arrays, compacted after every change of the
+//! table. A piece's own lattice (for pruning) is the slice of the text at
+//! one of its occurrences.
+//!
+//! Words are processed in parallel in blocks; every float sum is then done
+//! sequentially in the reference's order, so results do not depend on the
+//! number of threads.
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::lattice::{self, Scratch, View, UNK};
+use super::seeds;
+use super::{byte_piece, Kind, UNK_PENALTY};
+use crate::error::{Error, Result};
+
+const METASPACE: char = '\u{2581}';
+const UNK_PIECE: &str = "<unk>";
+/// Nodes per block of words handed to one thread.
+const BLOCK_NODES: usize = 1 << 15;
+
+#[derive(Clone, Debug)]
+pub struct UnigramConfig {
+    /// All ids: `<unk>`, the specials, the 256 byte pieces (with byte fallback) and normal pieces.
+    pub vocab_size: usize,
+    pub special_tokens: Vec<String>,
+    /// In (0, 1]: the share of character occurrences the kept characters cover.
+    pub character_coverage: f64,
+    /// In characters.
+    pub max_piece_length: usize,
+    /// How many multi-character seeds to start from (characters come on top).
+    pub seed_size: usize,
+    /// In (0, 1): the share of the table a pruning keeps.
+    pub shrinking_factor: f64,
+    pub num_sub_iterations: usize,
+    pub byte_fallback: bool,
+    /// Words are metaspace words: '▁' may only start a piece.
+    pub metaspace: bool,
+}
+
+impl Default for UnigramConfig {
+    fn default() -> Self {
+        UnigramConfig {
+            vocab_size: 8000,
+            special_tokens: Vec::new(),
+            character_coverage: 0.9995,
+            max_piece_length: 16,
+            seed_size: 1_000_000,
+            shrinking_factor: 0.75,
+            num_sub_iterations: 2,
+            byte_fallback: false,
+            metaspace: true,
+        }
+    }
+}
+
+/// One round of the main loop: EM sub-iterations, then (except on the last
+/// round) pruning.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Round {
+    pub size_at_start: usize,
+    /// The E-step objective (sum of count x log Z) of each sub-iteration.
+    pub objectives: Vec<f64>,
+    pub size_after_em: usize,
+    pub size_after_prune: Option<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub struct UnigramTrained {
+    /// By id: `<unk>`, the specials, `<0x00>`..`<0xFF>` with byte fallback,
+    /// then the normal pieces by (score desc, piece asc). Fewer than
+    /// vocab_size when the corpus has too few pieces.
+    pub pieces: Vec<String>,
+    /// 0.0 for every id that is not a normal piece.
+    pub scores: Vec<f64>,
+    pub kinds: Vec<Kind>,
+    pub rounds: Vec<Round>,
+}
+
+/// Where training is; see [`Progress`].
+#[derive(Clone, Copy, Debug)]
+pub enum Stage {
+    /// The seed table is built.
+    Seeded { table_size: usize },
+    /// An EM sub-iteration is done (rounds and iterations count from 0).
+    Em {
+        round: usize,
+        iteration: usize,
+        table_size: usize,
+        objective: f64,
+    },
+    /// A pruning is done.
+    Pruned { round: usize, table_size: usize },
+}
+
+/// What the trainer reports while it works; returning false stops it with
+/// [`Error::Interrupted`].
+pub trait Progress {
+    fn report(&mut self, stage: Stage) -> bool;
+}
+
+impl<F: FnMut(Stage) -> bool> Progress for F {
+    fn report(&mut self, stage: Stage) -> bool {
+        self(stage)
+    }
+}
+
+/// ψ(x), SentencePiece's way: the recurrence up to 7, then the asymptotic
+/// series, evaluated in the reference's order. NaN unless x > 0.
+pub fn digamma(mut x: f64) -> f64 {
+    if x.is_nan() || x <= 0.0 {
+        return f64::NAN;
+    }
+    let mut r = 0.0;
+    while x < 7.0 {
+        r -= 1.0 / x;
+        x += 1.0;
+    }
+    x -= 0.5;
+    let xx = 1.0 / x;
+    let xx2 = xx * xx;
+    let xx4 = xx2 * xx2;
+    r += x.ln() + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2
+        - (127.0 / 30720.0) * xx4 * xx4;
+    r
+}
+
+/// A distinct word: text positions `start..start + len`.
+#[derive(Clone, Copy)]
+struct Word {
+    start: u32,
+    len: u32,
+    count: u64,
+}
+
+/// The lattices of all words: the nodes beginning at text position `p` are
+/// `starts[p]..starts[p + 1]`, length ascending.
+struct Nodes {
+    starts: Vec<u32>,
+    lens: Vec<u32>,
+    pieces: Vec<u32>,
+    scores: Vec<f64>,
+}
+
+impl Nodes {
+    fn view(&self, word: Word) -> View<'_> {
+        let (start, len) = (word.start as usize, word.len as usize);
+        View {
+            starts: &self.starts[start..=start + len],
+            lens: &self.lens,
+            scores: &self.scores,
+        }
+    }
+
+    fn range(&self, word: Word) -> std::ops::Range<usize> {
+        self.starts[word.start as usize] as usize
+            ..self.starts[(word.start + word.len) as usize] as usize
+    }
+
+    /// Drops the nodes of dead pieces and reloads the scores.
+    fn refresh(&mut self, table: &Table, unk_score: f64) {
+        let mut write = 0;
+        let mut read = 0;
+        for p in 0..self.starts.len() - 1 {
+            let read_end = self.starts[p + 1] as usize;
+            self.starts[p] = write as u32;
+            for k in read..read_end {
+                let piece = self.pieces[k];
+                if piece == UNK || table.alive[piece as usize] {
+                    self.lens[write] = self.lens[k];
+                    self.pieces[write] = piece;
+                    self.scores[write] = if piece == UNK {
+                        unk_score
+                    } else {
+                        table.score[piece as usize]
+                    };
+                    write += 1;
+                }
+            }
+            read = read_end;
+        }
+        let last = self.starts.len() - 1;
+        self.starts[last] = write as u32;
+        self.lens.truncate(write);
+        self.pieces.truncate(write);
+        self.scores.truncate(write);
+    }
+}
+
+/// Every piece that was ever in the table, in table order.
+struct Table {
+    /// An occurrence in the text, and the length in characters.
+    pos: Vec<u32>,
+    len: Vec<u32>,
+    score: Vec<f64>,
+    alive: Vec<bool>,
+    /// The live ids, ascending.
+    live: Vec<u32>,
+}
+
+impl Table {
+    fn unk_score(&self) -> f64 {
+        let mut min = f64::INFINITY;
+        for &p in &self.live {
+            if self.score[p as usize] < min {
+                min = self.score[p as usize];
+            }
+        }
+        min - UNK_PENALTY
+    }
+
+    fn keep(&mut self, kept: Vec<u32>) {
+        self.alive.iter_mut().for_each(|a| *a = false);
+        for &p in &kept {
+            self.alive[p as usize] = true;
+        }
+        self.live = kept;
+    }
+}
+
+struct Trainer {
+    text: Vec<u32>,
+    /// The character of each symbol (symbol 0 stands for no character).
+    chars: Vec<char>,
+    words: Vec<Word>,
+    table: Table,
+    nodes: Nodes,
+}
+
+fn invalid(message: String) -> Error {
+    Error::InvalidTraining(message)
+}
+
+/// Trains a unigram vocabulary on counted words (the result does not depend
+/// on their order; a word listed twice counts once with the summed count).
+pub fn train(
+    words: Vec<(String, u64)>,
+    config: &UnigramConfig,
+    progress: &mut dyn Progress,
+) -> Result<UnigramTrained> {
+    let n_normal = check_config(config)?;
+    let words = sorted_words(words)?;
+    if words.is_empty() {
+        return Err(invalid("the corpus has no text to train on".into()));
+    }
+
+    // Characters: weighted counts, then the covered ones. Every other
+    // integer sum (frequencies, Viterbi counts) is at most this total.
+    let mut counts: FxHashMap<char, u64> = FxHashMap::default();
+    let mut total: u64 = 0;
+    let mut positions: usize = 0;
+    for (word, count) in &words {
+        for c in word.chars() {
+            total = total.checked_add(*count).ok_or_else(|| {
+                invalid("word counts too large: the weighted character total overflows u64".into())
+            })?;
+            *counts.entry(c).or_insert(0) += count;
+            positions += 1;
+        }
+        positions += 1;
+    }
+    if positions >= u32::MAX as usize {
+        return Err(invalid(
+            "the distinct words hold more than 4G characters; count a sample".into(),
+        ));
+    }
+    let covered = covered_chars(&counts, total, config.character_coverage);
+    if covered.len() > n_normal {
+        return Err(invalid(format!(
+            "vocab_size {} is too small: the {} covered characters need {} normal pieces but only {} are left (lower character_coverage or raise vocab_size)",
+            config.vocab_size,
+            covered.len(),
+            covered.len(),
+            n_normal
+        )));
+    }
+
+    let mut trainer = Trainer::new(&words, covered, &counts, config)?;
+    if !progress.report(Stage::Seeded {
+        table_size: trainer.table.live.len(),
+    }) {
+        return Err(Error::Interrupted);
+    }
+
+    let desired = (1.1 * n_normal as f64).floor() as usize;
+    let mut rounds = Vec::new();
+    loop {
+        let round = rounds.len();
+        let size_at_start = trainer.table.live.len();
+        let mut objectives = Vec::new();
+        for iteration in 0..config.num_sub_iterations {
+            let (expected, objective) = trainer.e_step();
+            trainer.m_step(&expected);
+            objectives.push(objective);
+            let stage = Stage::Em {
+                round,
+                iteration,
+                table_size: trainer.table.live.len(),
+                objective,
+            };
+            if !progress.report(stage) {
+                return Err(Error::Interrupted);
+            }
+        }
+        let size_after_em = trainer.table.live.len();
+        if size_after_em <= desired {
+            rounds.push(Round {
+                size_at_start,
+                objectives,
+                size_after_em,
+                size_after_prune: None,
+            });
+            break;
+        }
+        trainer.prune(desired, config.shrinking_factor);
+        let table_size = trainer.table.live.len();
+        rounds.push(Round {
+            size_at_start,
+            objectives,
+            size_after_em,
+            size_after_prune: Some(table_size),
+        });
+        if !progress.report(Stage::Pruned { round, table_size }) {
+            return Err(Error::Interrupted);
+        }
+    }
+    Ok(trainer.finish(n_normal, config, rounds))
+}
+
+/// The number of normal pieces, after checking every setting.
+fn check_config(config: &UnigramConfig) -> Result<usize> {
+    let specials = &config.special_tokens;
+    for (i, special) in specials.iter().enumerate() {
+        if special.is_empty() {
+            return Err(Error::InvalidSpecialTokens(format!(
+                "special_tokens[{i}] is empty; a special token needs at least one character"
+            )));
+        }
+        if specials[..i].contains(special) {
+            return Err(Error::InvalidSpecialTokens(format!(
+                "special_tokens[{i}] {special:?} is a duplicate; special tokens must be distinct"
+            )));
+        }
+        if special == UNK_PIECE {
+            return Err(Error::InvalidSpecialTokens(format!(
+                "{UNK_PIECE:?} is the unknown piece already (id 0)"
+            )));
+        }
+    }
+    if config.vocab_size < 1 {
+        return Err(invalid("vocab_size must be at least 1".into()));
+    }
+    if config.max_piece_length < 1 {
+        return Err(invalid("max_piece_length must be at least 1".into()));
+    }
+    if config.num_sub_iterations < 1 {
+        return Err(invalid("num_sub_iterations must be at least 1".into()));
+    }
+    let coverage = config.character_coverage;
+    if !(coverage > 0.0 && coverage <= 1.0) {
+        return Err(invalid(format!(
+            "character_coverage must be in (0, 1], got {coverage}"
+        )));
+    }
+    let factor = config.shrinking_factor;
+    if !(factor > 0.0 && factor < 1.0) {
+        return Err(invalid(format!(
+            "shrinking_factor must be in (0, 1), got {factor}"
+        )));
+    }
+    let n_fixed = 1 + specials.len() + if config.byte_fallback { 256 } else { 0 };
+    match config.vocab_size.checked_sub(n_fixed) {
+        Some(n_normal) if n_normal >= 1 => Ok(n_normal),
+        _ => Err(invalid(format!(
+            "vocab_size {} is too small: <unk>, the {} special tokens{} already take {} ids",
+            config.vocab_size,
+            specials.len(),
+            if config.byte_fallback {
+                " and the 256 byte pieces"
+            } else {
+                ""
+            },
+            n_fixed
+        ))),
+    }
+}
+
+/// The words sorted by text, each once.
+fn sorted_words(mut words: Vec<(String, u64)>) -> Result<Vec<(String, u64)>> {
+    for (i, (word, count)) in words.iter().enumerate() {
+        if word.is_empty() {
+            return Err(invalid(format!("words[{i}] is empty")));
+        }
+        if *count == 0 {
+            return Err(invalid(format!("words[{i}] {word:?} has count 0")));
+        }
+    }
+    words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut merged: Vec<(String, u64)> = Vec::with_capacity(words.len());
+    for (word, count) in words {
+        match merged.last_mut() {
+            Some(last) if last.0 == word => {
+                last.1 = last
+                    .1
+                    .checked_add(count)
+                    .ok_or_else(|| invalid(format!("the count of {word:?} overflows u64")))?;
+            }
+            _ => merged.push((word, count)),
+        }
+    }
+    Ok(merged)
+}
+
+/// Characters by (count desc, char asc) until their running count reaches
+/// coverage x total (compared exactly, as Python compares int and float).
+fn covered_chars(counts: &FxHashMap<char, u64>, total: u64, coverage: f64) -> Vec<char> {
+    let mut chars: Vec<(char, u64)> = counts.iter().map(|(&c, &n)| (c, n)).collect();
+    chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    // running >= threshold  <=>  running >= ceil(threshold), running being an integer
+    let threshold = (coverage * total as f64).ceil() as u128;
+    let mut kept = Vec::new();
+    let mut running: u128 = 0;
+    for (c, n) in chars {
+        kept.push(c);
+        running += n as u128;
+        if running >= threshold {
+            break;
+        }
+    }
+    kept
+}
+
+impl Trainer {
+    /// Lays the words out as symbols, finds the seeds and every word's nodes.
+    fn new(
+        words: &[(String, u64)],
+        mut covered: Vec<char>,
+        counts: &FxHashMap<char, u64>,
+        config: &UnigramConfig,
+    ) -> Result<Self> {
+        // Symbols 1..=C in code point order, so symbol order is text order.
+        covered.sort_unstable();
+        let symbol: FxHashMap<char, u32> = covered
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (c, i as u32 + 1))
+            .collect();
+        let mut text = Vec::new();
+        let mut weights = Vec::new();
+        let mut spans = Vec::with_capacity(words.len());
+        let mut first_seen = vec![0u32; covered.len() + 1];
+        for (word, count) in words {
+            let start = text.len() as u32;
+            for c in word.chars() {
+                let s = symbol.get(&c).copied().unwrap_or(0);
+                if first_seen[s as usize] == 0 {
+                    first_seen[s as usize] = text.len() as u32 + 1;
+                }
+                text.push(s);
+            }
+            spans.push(Word {
+                start,
+                len: text.len() as u32 - start,
+                count: *count,
+            });
+            text.push(0);
+        }
+        for span in &spans {
+            let end = (span.start + span.len + 1) as usize;
+            weights.resize(end, span.count);
+        }
+        let metaspace = if config.metaspace {
+            symbol.get(&METASPACE).copied()
+        } else {
+            None
+        };
+        let (sa, seeds) = seeds::seed_candidates(
+            &text,
+            &weights,
+            metaspace,
+            config.max_piece_length,
+            config.seed_size,
+        )?;
+        drop(weights);
+
+        // The table: characters merged into the seeds (a character comes
+        // right before the pieces it starts).
+        let mut pos = Vec::new();
+        let mut len = Vec::new();
+        let mut seed_score = Vec::new();
+        let mut interval = Vec::new(); // of each multi-character piece
+        let mut char_id = vec![UNK; covered.len() + 1];
+        let mut next = seeds.iter().peekable();
+        for s in 1..=covered.len() as u32 {
+            while let Some(seed) = next.next_if(|c| text[sa[c.start as usize] as usize] < s) {
+                pos.push(sa[seed.start as usize]);
+                len.push(seed.len);
+                seed_score.push(seed.score);
+                interval.push((pos.len() as u32 - 1, seed.start, seed.end));
+            }
+            char_id[s as usize] = pos.len() as u32;
+            pos.push(first_seen[s as usize] - 1);
+            len.push(1);
+            seed_score.push(counts[&covered[s as usize - 1]]);
+        }
+        for seed in next {
+            pos.push(sa[seed.start as usize]);
+            len.push(seed.len);
+            seed_score.push(seed.score);
+            interval.push((pos.len() as u32 - 1, seed.start, seed.end));
+        }
+        let n_pieces = pos.len();
+        if n_pieces >= (u32::MAX - 1) as usize {
+            return Err(invalid("too many seed pieces".into()));
+        }
+        let mut sum = 0.0;
+        for &s in &seed_score {
+            sum += s as f64;
+        }
+        let log_sum = sum.ln();
+        let score = seed_score
+            .iter()
+            .map(|&s| (s as f64).ln() - log_sum)
+            .collect();
+        let table = Table {
+            pos,
+            len,
+            score,
+            alive: vec![true; n_pieces],
+            live: (0..n_pieces as u32).collect(),
+        };
+
+        // Nodes: counted per position, then filled length by length so each
+        // position's list comes out length ascending.
+        let mut starts = vec![0u32; text.len() + 1];
+        for span in &spans {
+            // a character piece or an unk node at every position
+            for p in span.start..span.start + span.len {
+                starts[p as usize + 1] = 1;
+            }
+        }
+        let mut per_len: Vec<Vec<(u32, u32, u32)>> =
+            vec![Vec::new(); config.max_piece_length.min(text.len()) + 1];
+        for &(id, start, end) in &interval {
+            for &p in &sa[start as usize..end as usize] {
+                starts[p as usize + 1] += 1;
+            }
+            per_len[table.len[id as usize] as usize].push((id, start, end));
+        }
+        let mut total_nodes: u64 = 0;
+        for start in &mut starts {
+            total_nodes += *start as u64;
+            if total_nodes >= (u32::MAX - 1) as u64 {
+                return Err(invalid(
+                    "the words' lattices have more than 4G nodes; count a sample".into(),
+                ));
+            }
+            *start = total_nodes as u32;
+        }
+        let total_nodes = total_nodes as usize;
+        let mut cursor = starts.clone();
+        let mut lens = vec![0u32; total_nodes];
+        let mut pieces = vec![0u32; total_nodes];
+        for span in &spans {
+            for p in span.start as usize..(span.start + span.len) as usize {
+                let slot = cursor[p] as usize;
+                lens[slot] = 1;
+                pieces[slot] = char_id[text[p] as usize];
+                cursor[p] += 1;
+            }
+        }
+        for (l, group) in per_len.iter().enumerate() {
+            for &(id, start, end) in group {
+                for &p in &sa[start as usize..end as usize] {
+                    let slot = cursor[p as usize] as usize;
+                    lens[slot] = l as u32;
+                    pieces[slot] = id;
+                    cursor[p as usize] += 1;
+                }
+            }
+        }
+        drop(sa);
+        let mut nodes = Nodes {
+            starts,
+            lens,
+            pieces,
+            scores: vec![0.0; total_nodes],
+        };
+        nodes.refresh(&table, table.unk_score());
+        let mut chars = vec!['\0'];
+        chars.extend(covered);
+        Ok(Trainer {
+            text,
+            chars,
+            words: spans,
+            table,
+            nodes,
+        })
+    }
+
+    /// Runs of whole words holding about BLOCK_NODES nodes each.
+    fn blocks(&self) -> Vec<std::ops::Range<usize>> {
+        let mut blocks = Vec::new();
+        let (mut first, mut nodes) = (0, 0);
+        for (i, &word) in self.words.iter().enumerate() {
+            nodes += self.nodes.range(word).len();
+            if nodes >= BLOCK_NODES {
+                blocks.push(first..i + 1);
+                (first, nodes) = (i + 1, 0);
+            }
+        }
+        if first < self.words.len() {
+            blocks.push(first..self.words.len());
+        }
+        blocks
+    }
+
+    /// Expected count of every piece (by id) and the objective: for each
+    /// word in order, each node in order, expected += count x marginal.
+    fn e_step(&self) -> (Vec<f64>, f64) {
+        let mut expected = vec![0.0; self.table.score.len()];
+        let mut objective = 0.0;
+        let blocks = self.blocks();
+        // A few blocks per thread at a time bounds the buffered marginals.
+        let wave = 4 * rayon::current_num_threads();
+        for group in blocks.chunks(wave) {
+            let results: Vec<(Vec<f64>, Vec<f64>)> = group
+                .par_iter()
+                .map_init(Scratch::default, |scratch, block| {
+                    let words = &self.words[block.clone()];
+                    let base = self.nodes.range(words[0]).start;
+                    let end = self.nodes.range(words[words.len() - 1]).end;
+                    let mut marginals = vec![0.0; end - base];
+                    let log_z = words
+                        .iter()
+                        .map(|&w| {
+                            let range = self.nodes.range(w);
+                            let out = &mut marginals[range.start - base..range.end - base];
+                            lattice::marginals(self.nodes.view(w), scratch, out)
+                        })
+                        .collect();
+                    (marginals, log_z)
+                })
+                .collect();
+            for (block, (marginals, log_z)) in group.iter().zip(results) {
+                let words = &self.words[block.clone()];
+                let base = self.nodes.range(words[0]).start;
+                for (&w, z) in words.iter().zip(log_z) {
+                    let count = w.count as f64;
+                    for k in self.nodes.range(w) {
+                        let piece = self.nodes.pieces[k];
+                        if piece != UNK {
+                            expected[piece as usize] += count * marginals[k - base];
+                        }
+                    }
+                    objective += count * z;
+                }
+            }
+        }
+        (expected, objective)
+    }
+
+    /// score(p) = ψ(v_p) - ψ(total); characters keep v = max(v, 0.5), other
+    /// pieces with v < 0.5 go.
+    fn m_step(&mut self, expected: &[f64]) {
+        let mut kept = Vec::with_capacity(self.table.live.len());
+        let mut values = Vec::with_capacity(self.table.live.len());
+        for &p in &self.table.live {
+            let v = expected[p as usize];
+            if self.table.len[p as usize] == 1 {
+                kept.push(p);
+                values.push(if 0.5 > v { 0.5 } else { v });
+            } else if v >= 0.5 {
+                kept.push(p);
+                values.push(v);
+            }
+        }
+        let mut total = 0.0;
+        for &v in &values {
+            total += v;
+        }
+        let digamma_total = digamma(total);
+        for (&p, &v) in kept.iter().zip(&values) {
+            self.table.score[p as usize] = digamma(v) - digamma_total;
+        }
+        self.table.keep(kept);
+        let unk_score = self.table.unk_score();
+        self.nodes.refresh(&self.table, unk_score);
+    }
+
+    /// The lattice of piece `p` on its own: the nodes at one of its
+    /// occurrences that end inside it (`whole`: with the node of p itself).
+    fn piece_lattice(&self, p: u32, whole: bool, into: &mut OwnedLattice) {
+        let (pos, len) = (
+            self.table.pos[p as usize] as usize,
+            self.table.len[p as usize] as usize,
+        );
+        into.clear();
+        for b in 0..len {
+            into.starts.push(into.lens.len() as u32);
+            for k in self.nodes.starts[pos + b] as usize..self.nodes.starts[pos + b + 1] as usize {
+                let l = self.nodes.lens[k] as usize;
+                if b + l > len || (!whole && b == 0 && l == len) {
+                    break; // lengths ascend
+                }
+                into.lens.push(l as u32);
+                into.scores.push(self.nodes.scores[k]);
+                into.pieces.push(self.nodes.pieces[k]);
+            }
+        }
+        into.starts.push(into.lens.len() as u32);
+    }
+
+    /// Shrinks the table to max(desired, floor(factor x size)) pieces at
+    /// most: characters stay, then candidates by (loss desc, piece asc).
+    fn prune(&mut self, desired: usize, factor: f64) {
+        // 1. Each multi-character piece: None if its own best segmentation
+        // is not itself (removable), else its best split without itself.
+        let multi: Vec<u32> = self
+            .table
+            .live
+            .iter()
+            .copied()
+            .filter(|&p| self.table.len[p as usize] >= 2)
+            .collect();
+        let alternatives: Vec<Option<Vec<u32>>> = multi
+            .par_iter()
+            .map_init(
+                || (OwnedLattice::default(), Scratch::default(), Vec::new()),
+                |(lattice, scratch, path), &p| {
+                    self.piece_lattice(p, true, lattice);
+                    lattice::viterbi(lattice.view(), scratch, path);
+                    if path.len() >= 2 {
+                        return None;
+                    }
+                    self.piece_lattice(p, false, lattice);
+                    lattice::viterbi(lattice.view(), scratch, path);
+                    Some(path.iter().map(|&k| lattice.pieces[k as usize]).collect())
+                },
+            )
+            .collect();
+
+        // 2. Viterbi over all words: freq[q] += count for each node of each path.
+        let paths: Vec<Vec<(u32, u64)>> = self
+            .blocks()
+            .par_iter()
+            .map_init(
+                || (Scratch::default(), Vec::new()),
+                |(scratch, path), block| {
+                    let mut uses = Vec::new();
+                    for &w in &self.words[block.clone()] {
+                        lattice::viterbi(self.nodes.view(w), scratch, path);
+                        uses.extend(
+                            path.iter()
+                                .map(|&k| self.nodes.pieces[k as usize])
+                                .filter(|&q| q != UNK)
+                                .map(|q| (q, w.count)),
+                        );
+                    }
+                    uses
+                },
+            )
+            .collect();
+        let mut freq = vec![0u64; self.table.score.len()];
+        for (q, count) in paths.into_iter().flatten() {
+            freq[q as usize] += count;
+        }
+        let vsum: u64 = self.words.iter().map(|w| w.count).sum();
+        let mut total = 0.0;
+        for &p in &self.table.live {
+            total += freq[p as usize] as f64;
+        }
+        let log_sum = total.ln();
+
+        // 3. Losses.
+        let mut chars = Vec::new();
+        let mut candidates: Vec<(f64, u32)> = Vec::new();
+        let mut alternatives = multi.iter().zip(alternatives);
+        for &p in &self.table.live {
+            if self.table.len[p as usize] == 1 {
+                chars.push(p);
+                continue;
+            }
+            let Some((_, alternative)) = alternatives.next() else {
+                break;
+            };
+            let f_p = freq[p as usize];
+            let Some(alt) = alternative.filter(|_| f_p != 0) else {
+                continue;
+            };
+            let f = f_p as f64 / vsum as f64;
+            let lp = (f_p as f64).ln() - log_sum;
+            let log_sum_alt = (total + f_p as f64 * (alt.len() - 1) as f64).ln();
+            let mut lp_alt = 0.0;
+            for &q in &alt {
+                lp_alt += ((freq[q as usize] + f_p) as f64).ln() - log_sum_alt;
+            }
+            candidates.push((f * (lp - lp_alt), p));
+        }
+
+        // 4. Keep the characters and the costliest candidates.
+        let new_size = desired.max((factor * self.table.live.len() as f64).floor() as usize);
+        candidates.sort_unstable_by(|a, b| {
+            b.0.partial_cmp(&a.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.1.cmp(&b.1))
+        });
+        let room = new_size.saturating_sub(chars.len());
+        let mut kept = chars;
+        kept.extend(candidates.iter().take(room).map(|&(_, p)| p));
+        kept.sort_unstable();
+        self.table.keep(kept);
+        let unk_score = self.table.unk_score();
+        self.nodes.refresh(&self.table, unk_score);
+    }
+
+    /// All characters plus the best multi-character pieces up to n_normal,
+    /// by (score desc, piece asc), after `<unk>`, the specials and the bytes.
+    fn finish(self, n_normal: usize, config: &UnigramConfig, rounds: Vec<Round>) -> UnigramTrained {
+        let table = &self.table;
+        let by_score = |a: &u32, b: &u32| {
+            table.score[*b as usize]
+                .partial_cmp(&table.score[*a as usize])
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(b))
+        };
+        let (mut kept, mut longer): (Vec<u32>, Vec<u32>) = table
+            .live
+            .iter()
+            .partition(|&&p| table.len[p as usize] == 1);
+        longer.sort_unstable_by(by_score);
+        let room = n_normal.saturating_sub(kept.len());
+        kept.extend(longer.into_iter().take(room));
+        kept.sort_unstable_by(by_score);
+
+        let mut pieces = vec![UNK_PIECE.to_string()];
+        let mut kinds = vec![Kind::Unknown];
+        pieces.extend(config.special_tokens.iter().cloned());
+        kinds.extend(config.special_tokens.iter().map(|_| Kind::Control));
+        if config.byte_fallback {
+            pieces.extend((0..=255u8).map(byte_piece));
+            kinds.extend([Kind::Byte; 256]);
+        }
+        let mut scores = vec![0.0; pieces.len()];
+        for &p in &kept {
+            let (pos, len) = (
+                table.pos[p as usize] as usize,
+                table.len[p as usize] as usize,
+            );
+            pieces.push(
+                self.text[pos..pos + len]
+                    .iter()
+                    .map(|&s| self.chars[s as usize])
+                    .collect(),
+            );
+            scores.push(table.score[p as usize]);
+            kinds.push(Kind::Normal);
+        }
+        UnigramTrained {
+            pieces,
+            scores,
+            kinds,
+            rounds,
+        }
+    }
+}
+
+/// A small owned lattice (a piece's own, for pruning).
+#[derive(Default)]
+struct OwnedLattice {
+    starts: Vec<u32>,
+    lens: Vec<u32>,
+    scores: Vec<f64>,
+    pieces: Vec<u32>,
+}
+
+impl OwnedLattice {
+    fn clear(&mut self) {
+        self.starts.clear();
+        self.lens.clear();
+        self.scores.clear();
+        self.pieces.clear();
+    }
+
+    fn view(&self) -> View<'_> {
+        View {
+            starts: &self.starts,
+            lens: &self.lens,
+            scores: &self.scores,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_progress() -> impl FnMut(Stage) -> bool {
+        |_: Stage| true
+    }
+
+    fn corpus() -> Vec<(String, u64)> {
+        let text = "the cat sat on the mat and the hat sat on the cat then the rat ran at the cat";
+        let mut counts: FxHashMap<String, u64> = FxHashMap::default();
+        for word in text.split(' ') {
+            *counts.entry(format!("{METASPACE}{word}")).or_insert(0) += 1;
+        }
+        counts.into_iter().collect()
+    }
+
+    fn config(vocab_size: usize) -> UnigramConfig {
+        UnigramConfig {
+            vocab_size,
+            ..UnigramConfig::default()
+        }
+    }
+
+    #[test]
+    fn digamma_matches_known_values() {
+        let euler_gamma = 0.577_215_664_901_532_9;
+        assert!((digamma(1.0) + euler_gamma).abs() < 1e-9);
+        assert!((digamma(0.5) + euler_gamma + 2.0 * 2f64.ln()).abs() < 1e-9);
+        // ψ(10) = H(9) - γ
+        let harmonic: f64 = (1..10).map(|k| 1.0 / k as f64).sum();
+        assert!((digamma(10.0) - (harmonic - euler_gamma)).abs() < 1e-9);
+        // Bit for bit what the Python reference computes.
+        for (x, bits) in [
+            (1.0, 0xbfe2788cfc76f696u64),
+            (0.5, 0xbfff6a897d33d306),
+            (1234.5, 0x401c78d93f4064c4),
+            (3.25e-3, 0xc073443a1f461524),
+        ] {
+            assert_eq!(digamma(x).to_bits(), bits, "{x}");
+        }
+        assert!(digamma(0.0).is_nan() && digamma(-1.0).is_nan() && digamma(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn ids_are_unk_specials_bytes_then_pieces_by_score() {
+        let config = UnigramConfig {
+            vocab_size: 1 + 2 + 256 + 20,
+            special_tokens: vec!["<s>".into(), "</s>".into()],
+            byte_fallback: true,
+            ..UnigramConfig::default()
+        };
+        let t = train(corpus(), &config, &mut no_progress()).unwrap();
+        assert_eq!(t.pieces.len(), 279);
+        assert_eq!(&t.pieces[..3], ["<unk>", "<s>", "</s>"]);
+        assert_eq!(&t.kinds[..3], [Kind::Unknown, Kind::Control, Kind::Control]);
+        assert_eq!(t.pieces[3], "<0x00>");
+        assert_eq!(t.pieces[258], "<0xFF>");
+        assert!(t.kinds[3..259].iter().all(|&k| k == Kind::Byte));
+        assert!(t.kinds[259..].iter().all(|&k| k == Kind::Normal));
+        assert!(t.scores[..259].iter().all(|&s| s == 0.0));
+        let normal = &t.scores[259..];
+        assert!(normal.windows(2).all(|w| w[0] >= w[1]), "{normal:?}");
+        for c in "▁thecasonmdr".chars() {
+            assert!(t.pieces.contains(&c.to_string()), "{c}");
+        }
+        assert!(t.pieces.contains(&"▁the".to_string()));
+        let last = t.rounds.last().unwrap();
+        assert_eq!(last.size_after_prune, None);
+        assert!(t.rounds.iter().all(|r| r.objectives.len() == 2));
+    }
+
+    #[test]
+    fn word_order_and_repeats_do_not_matter() {
+        let words = corpus();
+        let mut shuffled = words.clone();
+        shuffled.reverse();
+        // A word listed twice counts once with the sum.
+        let (word, count) = shuffled.pop().unwrap();
+        shuffled.push((word.clone(), count - count / 2));
+        shuffled.insert(0, (word, count / 2));
+        shuffled.retain(|w| w.1 > 0);
+        let a = train(words, &config(30), &mut no_progress()).unwrap();
+        let b = train(shuffled, &config(30), &mut no_progress()).unwrap();
+        assert_eq!(a.pieces, b.pieces);
+        assert_eq!(
+            a.scores.iter().map(|s| s.to_bits()).collect::<Vec<_>>(),
+            b.scores.iter().map(|s| s.to_bits()).collect::<Vec<_>>()
+        );
+        assert_eq!(a.rounds, b.rounds);
+    }
+
+    #[test]
+    fn progress_is_reported_and_can_interrupt() {
+        let mut stages = Vec::new();
+        let t = train(corpus(), &config(25), &mut |stage: Stage| {
+            stages.push(stage);
+            true
+        })
+        .unwrap();
+        let ems = stages
+            .iter()
+            .filter(|s| matches!(s, Stage::Em { .. }))
+            .count();
+        let prunes = stages
+            .iter()
+            .filter(|s| matches!(s, Stage::Pruned { .. }))
+            .count();
+        assert!(matches!(stages[0], Stage::Seeded { .. }));
+        assert_eq!(ems, 2 * t.rounds.len());
+        assert_eq!(prunes, t.rounds.len() - 1);
+        for stop_at in 0..stages.len() {
+            let mut seen = 0;
+            let result = train(corpus(), &config(25), &mut |_: Stage| {
+                seen += 1;
+                seen <= stop_at
+            });
+            assert!(
+                matches!(result, Err(Error::Interrupted)),
+                "stop at {stop_at}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_settings_and_words_are_errors() {
+        let run = |words: Vec<(String, u64)>, config: UnigramConfig| {
+            train(words, &config, &mut no_progress())
+                .unwrap_err()
+                .to_string()
+        };
+        let with = |change: &dyn Fn(&mut UnigramConfig)| {
+            let mut c = config(100);
+            change(&mut c);
+            run(corpus(), c)
+        };
+        assert!(with(&|c| c.vocab_size = 1).contains("too small"));
+        assert!(with(&|c| c.vocab_size = 3).contains("covered characters"));
+        assert!(with(&|c| {
+            c.byte_fallback = true;
+            c.vocab_size = 257
+        })
+        .contains("256 byte pieces"));
+        assert!(with(&|c| c.character_coverage = 0.0).contains("character_coverage"));
+        assert!(with(&|c| c.character_coverage = f64::NAN).contains("character_coverage"));
+        assert!(with(&|c| c.shrinking_factor = 1.0).contains("shrinking_factor"));
+        assert!(with(&|c| c.max_piece_length = 0).contains("max_piece_length"));
+        assert!(with(&|c| c.num_sub_iterations = 0).contains("num_sub_iterations"));
+        assert!(with(&|c| c.special_tokens = vec!["<unk>".into()]).contains("unknown piece"));
+        assert!(with(&|c| c.special_tokens = vec!["a".into(), "a".into()]).contains("duplicate"));
+        assert!(with(&|c| c.special_tokens = vec![String::new()]).contains("empty"));
+        assert!(run(vec![], config(100)).contains("no text"));
+        assert!(run(vec![("a".into(), 0)], config(100)).contains("count 0"));
+        assert!(run(vec![(String::new(), 1)], config(100)).contains("empty"));
+        let huge = vec![
+            ("ab".to_string(), u64::MAX / 2),
+            ("ba".to_string(), u64::MAX / 2),
+        ];
+        assert!(run(huge, config(100)).contains("too large"));
+    }
+
+    #[test]
+    fn one_character_words_and_tiny_tables_train() {
+        // No multi-character seed at all; the table is the characters.
+        let t = train(
+            vec![("a".into(), 3), ("b".into(), 1)],
+            &config(10),
+            &mut no_progress(),
+        )
+        .unwrap();
+        assert_eq!(t.pieces, ["<unk>", "a", "b"]);
+        let t = train(
+            vec![("abab".into(), 2)],
+            &UnigramConfig {
+                max_piece_length: 1,
+                ..config(10)
+            },
+            &mut no_progress(),
+        )
+        .unwrap();
+        assert_eq!(t.pieces, ["<unk>", "a", "b"]);
+    }
+
+    /// Compares with fixtures written by the Python reference (bit patterns
+    /// of every float). UNIGRAM_FIXTURES: a directory of *.json files.
+    #[test]
+    #[ignore]
+    fn equals_the_reference_on_fixtures() {
+        let dir = std::env::var("UNIGRAM_FIXTURES").expect("set UNIGRAM_FIXTURES to a directory");
+        let mut paths: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        paths.sort();
+        assert!(!paths.is_empty(), "no fixtures in {dir}");
+        for path in paths {
+            let doc: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let c = &doc["config"];
+            let config = UnigramConfig {
+                vocab_size: c["vocab_size"].as_u64().unwrap() as usize,
+                special_tokens: c["special_tokens"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s.as_str().unwrap().to_string())
+                    .collect(),
+                character_coverage: c["character_coverage"].as_f64().unwrap(),
+                max_piece_length: c["max_piece_length"].as_u64().unwrap() as usize,
+                seed_size: c["seed_size"].as_u64().unwrap() as usize,
+                shrinking_factor: c["shrinking_factor"].as_f64().unwrap(),
+                num_sub_iterations: c["num_sub_iterations"].as_u64().unwrap() as usize,
+                byte_fallback: c["byte_fallback"].as_bool().unwrap(),
+                metaspace: c["metaspace"].as_bool().unwrap(),
+            };
+            let words: Vec<(String, u64)> = doc["words"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| (w[0].as_str().unwrap().to_string(), w[1].as_u64().unwrap()))
+                .collect();
+            let started = std::time::Instant::now();
+            let got = train(words, &config, &mut no_progress()).unwrap();
+            let seconds = started.elapsed().as_secs_f64();
+            let bits = |v: &serde_json::Value| -> Vec<u64> {
+                v.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect()
+            };
+            let want_rounds: Vec<Round> = doc["rounds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| Round {
+                    size_at_start: r["size_at_start"].as_u64().unwrap() as usize,
+                    objectives: bits(&r["objectives"])
+                        .into_iter()
+                        .map(f64::from_bits)
+                        .collect(),
+                    size_after_em: r["size_after_em"].as_u64().unwrap() as usize,
+                    size_after_prune: r["size_after_prune"].as_u64().map(|n| n as usize),
+                })
+                .collect();
+            let name = path.display();
+            let want_pieces: Vec<&str> = doc["pieces"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().unwrap())
+                .collect();
+            let want_kinds: Vec<&str> = doc["kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().unwrap())
+                .collect();
+            let got_bits: Vec<u64> = got.scores.iter().map(|s| s.to_bits()).collect();
+            let rounds_equal = got.rounds.len() == want_rounds.len()
+                && got.rounds.iter().zip(&want_rounds).all(|(a, b)| {
+                    a.size_at_start == b.size_at_start
+                        && a.size_after_em == b.size_after_em
+                        && a.size_after_prune == b.size_after_prune
+                        && a.objectives
+                            .iter()
+                            .map(|o| o.to_bits())
+                            .eq(b.objectives.iter().map(|o| o.to_bits()))
+                });
+            assert!(
+                rounds_equal,
+                "{name}: rounds\n got {:?}\nwant {:?}",
+                got.rounds, want_rounds
+            );
+            assert_eq!(got.pieces, want_pieces, "{name}: pieces");
+            assert_eq!(
+                got.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+                want_kinds,
+                "{name}: kinds"
+            );
+            assert_eq!(got_bits, bits(&doc["scores"]), "{name}: scores");
+            eprintln!(
+                "{name}: equal ({} pieces, {} rounds, {seconds:.3} s)",
+                got.pieces.len(),
+                got.rounds.len()
+            );
+        }
+    }
+
+    /// Timing on a word list ("count<TAB>word" lines, UNIGRAM_WORDS) at the
+    /// vocabulary sizes in UNIGRAM_VOCAB (comma-separated); run with --release.
+    #[test]
+    #[ignore]
+    fn speed() {
+        let path = std::env::var("UNIGRAM_WORDS").expect("set UNIGRAM_WORDS");
+        let sizes = std::env::var("UNIGRAM_VOCAB").unwrap_or_else(|_| "8000".into());
+        let words: Vec<(String, u64)> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let (count, word) = line.split_once('\t').unwrap();
+                (word.to_string(), count.parse().unwrap())
+            })
+            .collect();
+        for size in sizes.split(',') {
+            let config = UnigramConfig {
+                vocab_size: size.parse().unwrap(),
+                ..UnigramConfig::default()
+            };
+            let started = std::time::Instant::now();
+            let mut last = started;
+            let mut log = |stage: Stage| {
+                let now = std::time::Instant::now();
+                eprintln!("  {:7.3} s  {stage:?}", (now - last).as_secs_f64());
+                last = now;
+                true
+            };
+            let trained = train(words.clone(), &config, &mut log).unwrap();
+            eprintln!(
+                "vocab {size}: {:.3} s, {} pieces, {} rounds",
+                started.elapsed().as_secs_f64(),
+                trained.pieces.len(),
+                trained.rounds.len()
+            );
+            // Encoding each distinct word once, one thread.
+            let started = std::time::Instant::now();
+            let model = super::super::UnigramModel::new(
+                trained.pieces,
+                trained.scores,
+                trained.kinds,
+                Some(0),
+                false,
+                config.max_piece_length,
+            )
+            .unwrap();
+            let built = started.elapsed().as_secs_f64();
+            let started = std::time::Instant::now();
+            let (mut ids, mut bytes, mut tokens) = (Vec::new(), 0u64, 0u64);
+            for (word, _) in &words {
+                ids.clear();
+                model.encode_word(word, &mut ids);
+                bytes += word.len() as u64;
+                tokens += ids.len() as u64;
+            }
+            let seconds = started.elapsed().as_secs_f64();
+            eprintln!(
+                "  model built in {built:.3} s; encode: {:.1} MB/s ({tokens} tokens)",
+                bytes as f64 / seconds / 1e6
+            );
+        }
+    }
+}
