@@ -1,4 +1,4 @@
-"""bytepair: exact, fast byte-level BPE tokenizers.
+"""bytepair: exact, fast subword tokenizers: byte-level BPE and the unigram LM.
 
     >>> import bytepair
     >>> tok = bytepair.train(["some text", "more text"], vocab_size=300)
@@ -14,6 +14,7 @@ from .errors import DisallowedSpecialError, FormatError
 from .formats.tiktoken import save_tiktoken, to_tiktoken
 from .model import BPEModel
 from .pretokenizers import Pretokenizer
+from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingReport
 from .tokenizer import Tokenizer, load
 from .training import TrainingReport, train
 
@@ -22,8 +23,10 @@ __all__ = [
     "DisallowedSpecialError",
     "FormatError",
     "Pretokenizer",
+    "SentencePieceTokenizer",
     "Tokenizer",
     "TrainingReport",
+    "UnigramTrainingReport",
     "get_encoding",
     "list_encoding_names",
     "load",

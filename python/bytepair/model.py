@@ -34,3 +34,59 @@ class BPEModel:
     special_tokens: Mapping[str, int]
     pretokenizer: Pretokenizer
     special_token_strip: Mapping[str, tuple[bool, bool]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SentencePieceNormalizer:
+    """SentencePiece's text preparation, applied before the lattice.
+
+    precompiled_charsmap: SentencePiece's compiled normalization rules (a
+        darts-clone trie plus replacement strings, as stored in ``.model``
+        files and HF ``Precompiled`` normalizers); ``b""`` means identity.
+    add_dummy_prefix: put one ``▁`` in front of the text (so the first word
+        looks like every other word).
+    remove_extra_whitespaces: strip leading/trailing spaces and collapse runs.
+    escape_whitespaces: write each space as ``▁`` (U+2581).
+    treat_whitespace_as_suffix: ``▁`` goes at the end of words, not the front.
+    split_on_whitespace: cut the text into words before each ``▁`` and run
+        one lattice per word (HF's Metaspace pre-tokenizer); SentencePiece
+        itself runs one lattice over the whole text.
+    """
+
+    precompiled_charsmap: bytes = b""
+    add_dummy_prefix: bool = True
+    remove_extra_whitespaces: bool = True
+    escape_whitespaces: bool = True
+    treat_whitespace_as_suffix: bool = False
+    split_on_whitespace: bool = False
+
+
+PIECE_KINDS = ("normal", "unknown", "control", "user_defined", "unused", "byte")
+
+
+@dataclass(frozen=True)
+class SentencePieceModel:
+    """A unigram language model, or SentencePiece's score-ordered BPE.
+
+    pieces: the text of each id (``▁`` stands for a space); byte pieces are
+        ``<0x00>``..``<0xFF>``.
+    scores: per id; for ``algorithm == "unigram"`` the log-probability of the
+        piece, for ``"bpe"`` the merge priority (higher merges first).
+    kinds: per id, one of :data:`PIECE_KINDS` (SentencePiece's piece types).
+    unk_id: the id unknown characters map to (None when there is none).
+    byte_fallback: characters without a piece become their UTF-8 byte pieces
+        instead of ``unk_id``.
+    normalizer: how text is prepared before segmentation.
+    pretokenizer: None for SentencePiece-style whitespace (``normalizer``
+        decides), or a BPE-side pre-tokenizer whose pieces are segmented
+        one by one.
+    """
+
+    pieces: tuple[str, ...]
+    scores: tuple[float, ...]
+    kinds: tuple[str, ...]
+    unk_id: Optional[int]
+    algorithm: str = "unigram"
+    byte_fallback: bool = False
+    normalizer: SentencePieceNormalizer = field(default_factory=SentencePieceNormalizer)
+    pretokenizer: Optional[Pretokenizer] = None

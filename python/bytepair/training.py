@@ -75,7 +75,7 @@ def _check_special_tokens(special_tokens: Sequence[str]) -> list[str]:
     return tokens
 
 
-def _progress_bar(enabled: Optional[bool], **kwargs):
+def progress_bar(enabled: Optional[bool], **kwargs):
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled:
@@ -85,49 +85,18 @@ def _progress_bar(enabled: Optional[bool], **kwargs):
     return tqdm(file=sys.stderr, **kwargs)
 
 
-def train(
-    corpus: Union[CorpusItem, Iterable[CorpusItem]],
-    vocab_size: int,
-    *,
-    special_tokens: Sequence[str] = (),
-    pretokenizer: PretokenizerSpec = "gpt2",
-    min_frequency: int = 1,
-    progress: Optional[bool] = None,
-) -> Tokenizer:
-    """Trains byte-level BPE (SPEC §1) and returns the Tokenizer.
-
-    corpus: a text, a path, or an iterable of texts (str) and files
-        (os.PathLike; each file is read as one UTF-8 text).
-    vocab_size: target size including the 256 bytes and the special tokens.
-    pretokenizer: "gpt2" (default), "whitespace", "none", or a compiled regex.
-    min_frequency: stop when the best pair occurs fewer times than this.
-    progress: show progress bars (default: when stderr is a terminal).
-
-    Ctrl-C stops training with KeyboardInterrupt. Stopping before
-    ``vocab_size`` (no pair left, or min_frequency) is not an error: a
-    warning says so and ``tokenizer.training.stop_reason`` tells why.
-    """
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
-        raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
-    if not isinstance(min_frequency, int) or min_frequency < 1:
-        raise ValueError(f"min_frequency must be an int of at least 1, not {min_frequency!r}")
-    specials = _check_special_tokens(special_tokens)
-    if vocab_size < 256 + len(specials):
-        raise ValueError(
-            f"vocab_size {vocab_size} is below the 256 single bytes + {len(specials)} special "
-            f"tokens = {256 + len(specials)}"
-        )
-    pre = resolve(pretokenizer)
-    started = time.perf_counter()
-
-    counter = _native.PretokenCounter(
-        specials, pre.kind, pre.pattern if pre.kind == "regex" else None
-    )
-    bar = _progress_bar(progress, desc="counting", unit="B", unit_scale=True)
+def add_texts(
+    counter: _native.PretokenCounter,
+    texts: Iterable[tuple[str, int]],
+    progress: Optional[bool],
+) -> None:
+    """Counts the pre-tokens of every text in the core, in batches (a
+    progress bar in bytes of the sources)."""
+    bar = progress_bar(progress, desc="counting", unit="B", unit_scale=True)
     batch: list[str] = []
     batch_chars = 0
     try:
-        for text, size in _texts(corpus):
+        for text, size in texts:
             batch.append(text)
             batch_chars += len(text)
             if bar is not None:
@@ -140,7 +109,96 @@ def train(
         if bar is not None:
             bar.close()
 
-    bar = _progress_bar(
+
+MODELS = ("bpe", "unigram")
+_UNIGRAM_DEFAULTS = {
+    "character_coverage": 0.9995,
+    "max_piece_length": 16,
+    "seed_size": 1_000_000,
+    "shrinking_factor": 0.75,
+    "num_sub_iterations": 2,
+    "byte_fallback": False,
+}
+
+
+def train(
+    corpus: Union[CorpusItem, Iterable[CorpusItem]],
+    vocab_size: int,
+    *,
+    model: str = "bpe",
+    special_tokens: Sequence[str] = (),
+    pretokenizer: Optional[PretokenizerSpec] = None,
+    min_frequency: Optional[int] = None,
+    progress: Optional[bool] = None,
+    **unigram_options,
+):
+    """Trains a tokenizer and returns it.
+
+    corpus: a text, a path, or an iterable of texts (str) and files
+        (os.PathLike; each file is read as one UTF-8 text).
+    vocab_size: target size, everything included (bytes, special tokens).
+    model: "bpe" (byte-level BPE, SPEC §1; returns a :class:`Tokenizer`) or
+        "unigram" (the unigram language model, docs/unigram.md; returns a
+        :class:`SentencePieceTokenizer`).
+    pretokenizer: BPE: "gpt2" (default), "whitespace", "none", tiktoken's
+        names, or a compiled regex. Unigram: "metaspace" (default,
+        SentencePiece's words: spaces as ▁) or any of those.
+    min_frequency (BPE): stop when the best pair occurs fewer times than this.
+    progress: show progress bars (default: when stderr is a terminal).
+    unigram options (SentencePiece's names and defaults): character_coverage
+        (0.9995), max_piece_length (16 characters), seed_size (1,000,000),
+        shrinking_factor (0.75), num_sub_iterations (2), byte_fallback
+        (False: characters left out become <unk>; True: their UTF-8 bytes).
+
+    Ctrl-C stops training with KeyboardInterrupt. BPE stopping before
+    ``vocab_size`` (no pair left, or min_frequency) is not an error: a
+    warning says so and ``tokenizer.training.stop_reason`` tells why.
+    """
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
+        raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+    if model not in MODELS:
+        raise ValueError(f"unknown model {model!r}: use one of {', '.join(MODELS)}")
+    specials = _check_special_tokens(special_tokens)
+    if model == "unigram":
+        from .unigram_training import train_unigram
+
+        if min_frequency is not None:
+            raise TypeError("min_frequency is a BPE option; the unigram model has none")
+        unknown = unigram_options.keys() - _UNIGRAM_DEFAULTS.keys()
+        if unknown:
+            raise TypeError(
+                f"unknown unigram option(s) {sorted(unknown)}: use {sorted(_UNIGRAM_DEFAULTS)}"
+            )
+        return train_unigram(
+            _texts(corpus),
+            vocab_size,
+            special_tokens=specials,
+            pretokenizer="metaspace" if pretokenizer is None else pretokenizer,
+            progress=progress,
+            **{**_UNIGRAM_DEFAULTS, **unigram_options},
+        )
+    if unigram_options:
+        raise TypeError(
+            f"{sorted(unigram_options)} are unigram options; pass model='unigram' to use them"
+        )
+    if min_frequency is None:
+        min_frequency = 1
+    if not isinstance(min_frequency, int) or min_frequency < 1:
+        raise ValueError(f"min_frequency must be an int of at least 1, not {min_frequency!r}")
+    if vocab_size < 256 + len(specials):
+        raise ValueError(
+            f"vocab_size {vocab_size} is below the 256 single bytes + {len(specials)} special "
+            f"tokens = {256 + len(specials)}"
+        )
+    pre = resolve("gpt2" if pretokenizer is None else pretokenizer)
+    started = time.perf_counter()
+
+    counter = _native.PretokenCounter(
+        specials, pre.kind, pre.pattern if pre.kind == "regex" else None
+    )
+    add_texts(counter, _texts(corpus), progress)
+
+    bar = progress_bar(
         progress, desc="merging", total=vocab_size - 256 - len(specials), unit="merge"
     )
 
@@ -157,7 +215,7 @@ def train(
         if bar is not None:
             bar.close()
 
-    model = BPEModel(
+    bpe_model = BPEModel(
         tokens=tuple(tokens),
         merges=tuple(merges),
         special_tokens={t: i for i, t in enumerate(specials)},
@@ -180,7 +238,7 @@ def train(
             f"training stopped at {len(tokens)} tokens of the {vocab_size} requested: {why}",
             stacklevel=2,
         )
-    return Tokenizer(model, training=report_)
+    return Tokenizer(bpe_model, training=report_)
 
 
 def _add(counter: _native.PretokenCounter, batch: list[str]) -> None:

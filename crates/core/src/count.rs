@@ -6,61 +6,12 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::error::Result;
+use crate::metaspace::{metaspace_chunks, split_before_spaces, word_of};
 use crate::pretokenize::Pretokenizer;
 use crate::special::{Segment, Selection, SpecialTokens};
 
 /// Long texts are cut into chunks of about this many bytes for parallel work.
 const CHUNK_BYTES: usize = 1 << 20;
-
-/// SentencePiece's stand-in for a space.
-pub const METASPACE: &str = "\u{2581}";
-
-/// `text` cut before every space: `"a  b"` -> `"a"`, `" "`, `" b"`. With
-/// `dummy` the text gets a `▁` in front, which starts a word of its own when
-/// the text starts with a space: `" a"` -> `""`, `" a"` (the lone `▁`).
-fn split_before_spaces(text: &str, dummy: bool) -> impl Iterator<Item = &str> {
-    let mut rest = (!text.is_empty()).then_some(text);
-    let mut first = true;
-    std::iter::from_fn(move || {
-        let current = rest?;
-        // A piece's own leading space does not cut it (ASCII: 1 is a boundary).
-        let from = usize::from(!(dummy && first) && current.starts_with(' '));
-        first = false;
-        match current[from..].find(' ') {
-            Some(at) => {
-                let (piece, after) = current.split_at(from + at);
-                rest = Some(after);
-                Some(piece)
-            }
-            None => {
-                rest = None;
-                Some(current)
-            }
-        }
-    })
-}
-
-/// Cuts a long text into pieces of about `size` bytes, each (but the first)
-/// starting at a space, so that no word is cut.
-fn metaspace_chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let mut cut = rest.len();
-        if rest.len() > size {
-            let mut at = size;
-            while !rest.is_char_boundary(at) {
-                at += 1;
-            }
-            cut = rest[at..].find(' ').map_or(rest.len(), |i| at + i);
-        }
-        let (chunk, after) = rest.split_at(cut);
-        rest = after;
-        Some(chunk)
-    })
-}
 
 #[derive(Default, Debug, Clone)]
 pub struct PretokenCounts {
@@ -82,10 +33,10 @@ fn count_chunk<'t>(
     })
 }
 
-fn add_tables<'t>(
-    mut a: FxHashMap<&'t [u8], u64>,
-    mut b: FxHashMap<&'t [u8], u64>,
-) -> FxHashMap<&'t [u8], u64> {
+fn add_tables<K: std::hash::Hash + Eq>(
+    mut a: FxHashMap<K, u64>,
+    mut b: FxHashMap<K, u64>,
+) -> FxHashMap<K, u64> {
     if a.len() < b.len() {
         std::mem::swap(&mut a, &mut b);
     }
@@ -154,7 +105,7 @@ impl PretokenCounts {
         };
         // Raw pieces as slices of the text; `initial` holds the first piece of
         // a text, which gets the dummy `▁` when the keys are made.
-        type Tables<'t> = (FxHashMap<&'t [u8], u64>, FxHashMap<&'t [u8], u64>);
+        type Tables<'t> = (FxHashMap<&'t str, u64>, FxHashMap<&'t str, u64>);
         let (table, initial) = chunks
             .par_iter()
             .try_fold(
@@ -170,7 +121,7 @@ impl PretokenCounts {
                                 } else {
                                     &mut table
                                 };
-                                *into.entry(piece.as_bytes()).or_insert(0) += 1;
+                                *into.entry(piece).or_insert(0) += 1;
                             }
                         }
                         index += 1;
@@ -185,17 +136,10 @@ impl PretokenCounts {
             )?;
         for (pieces, dummy) in [(table, false), (initial, true)] {
             for (piece, count) in pieces {
-                let mut word = Vec::with_capacity(piece.len() + 6);
-                if dummy {
-                    word.extend_from_slice(METASPACE.as_bytes());
-                }
-                for &byte in piece {
-                    match byte {
-                        b' ' => word.extend_from_slice(METASPACE.as_bytes()),
-                        other => word.push(other),
-                    }
-                }
-                *self.counts.entry(word).or_insert(0) += count;
+                *self
+                    .counts
+                    .entry(word_of(piece, dummy).into_bytes())
+                    .or_insert(0) += count;
             }
         }
         Ok(())
@@ -217,6 +161,7 @@ impl PretokenCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metaspace::METASPACE;
 
     fn counted(texts: &[&str], specials: &[&str]) -> Vec<(String, u64)> {
         let special = SpecialTokens::new(

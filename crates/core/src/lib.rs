@@ -15,6 +15,7 @@ pub mod count;
 pub mod decode;
 pub mod error;
 pub mod hf_json;
+pub mod metaspace;
 pub mod pretokenize;
 pub mod rank_file;
 pub mod rng;

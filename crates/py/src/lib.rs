@@ -151,22 +151,15 @@ impl CoreBPE {
         dropout: Option<(f64, u64)>,
     ) -> PyResult<Vec<u32>> {
         let (allowed, disallowed) = self.chosen(allowed, disallowed);
-        let found = without_gil(py, || {
-            match self.inner.find_disallowed(text, disallowed.selection())? {
-                Some((position, token)) => Ok(Err((position, token.to_owned()))),
-                None => match dropout {
-                    None => self.inner.encode_with_special(text, allowed.selection()),
-                    Some((p, seed)) => self.inner.encode_with_dropout(
-                        text,
-                        allowed.selection(),
-                        p,
-                        &mut Rng::new(seed),
-                    ),
-                }
-                .map(Ok),
+        let special = self.inner.vocab().special();
+        unless_disallowed(py, special, text, &disallowed, || match dropout {
+            None => self.inner.encode_with_special(text, allowed.selection()),
+            Some((p, seed)) => {
+                let mut rng = Rng::new(seed);
+                self.inner
+                    .encode_with_dropout(text, allowed.selection(), p, &mut rng)
             }
-        })?;
-        found.map_err(|(position, token)| disallowed_error(py, "", text, position, &token))
+        })
     }
 
     fn batch_ids(
@@ -179,18 +172,7 @@ impl CoreBPE {
     ) -> PyResult<Vec<Vec<u32>>> {
         let (allowed, disallowed) = self.chosen(allowed, disallowed);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        if !matches!(disallowed, Chosen::Nothing) {
-            for (i, text) in refs.iter().enumerate() {
-                if let Some((position, token)) = self
-                    .inner
-                    .find_disallowed(text, disallowed.selection())
-                    .map_err(to_py)?
-                {
-                    let prefix = format!("text {i} of the batch: ");
-                    return Err(disallowed_error(py, &prefix, text, position, token));
-                }
-            }
-        }
+        check_batch(py, self.inner.vocab().special(), &refs, &disallowed)?;
         if let Some((p, seed)) = dropout {
             let selection = allowed.selection();
             return in_parallel(py, || {
@@ -381,6 +363,44 @@ impl CoreBPE {
 
 /// tiktoken's error for special-token text the call did not allow, raised
 /// as `bytepair.DisallowedSpecialError` (a ValueError).
+/// Runs `work` without the GIL unless `text` holds a disallowed special
+/// token, which raises DisallowedSpecialError naming it (tiktoken's contract).
+fn unless_disallowed<T: Send>(
+    py: Python<'_>,
+    special: &SpecialTokens,
+    text: &str,
+    disallowed: &Chosen,
+    work: impl FnOnce() -> Result<T, Error> + Send,
+) -> PyResult<T> {
+    let found = without_gil(py, || match special.find(text, disallowed.selection())? {
+        Some((position, token)) => Ok(Err((position, token.to_owned()))),
+        None => work().map(Ok),
+    })?;
+    found.map_err(|(position, token)| disallowed_error(py, "", text, position, &token))
+}
+
+/// Raises DisallowedSpecialError for the first text of a batch that holds a
+/// disallowed special token.
+fn check_batch(
+    py: Python<'_>,
+    special: &SpecialTokens,
+    texts: &[&str],
+    disallowed: &Chosen,
+) -> PyResult<()> {
+    if matches!(disallowed, Chosen::Nothing) {
+        return Ok(());
+    }
+    for (i, text) in texts.iter().enumerate() {
+        if let Some((position, token)) =
+            special.find(text, disallowed.selection()).map_err(to_py)?
+        {
+            let prefix = format!("text {i} of the batch: ");
+            return Err(disallowed_error(py, &prefix, text, position, token));
+        }
+    }
+    Ok(())
+}
+
 fn disallowed_error(
     py: Python<'_>,
     prefix: &str,
@@ -542,6 +562,290 @@ fn train_bpe(
     ))
 }
 
+/// A unigram tokenizer: pieces with log-probabilities, special tokens, and
+/// how text is cut into words ("metaspace" or a BPE-side pre-tokenizer).
+#[pyclass(frozen, module = "bytepair._native")]
+struct CoreUnigram {
+    inner: bytepair_core::unigram::UnigramTokenizer,
+}
+
+fn unigram_kind(kind: &str) -> Result<bytepair_core::unigram::Kind, Error> {
+    use bytepair_core::unigram::Kind;
+    match kind {
+        "normal" => Ok(Kind::Normal),
+        "unknown" => Ok(Kind::Unknown),
+        "control" => Ok(Kind::Control),
+        "byte" => Ok(Kind::Byte),
+        other => Err(Error::InvalidVocabulary(format!(
+            "piece kind {other:?}: use normal, unknown, control or byte"
+        ))),
+    }
+}
+
+impl CoreUnigram {
+    fn chosen(&self, allowed: Vec<usize>, disallowed: Vec<usize>) -> (Chosen, Chosen) {
+        let total = self.inner.special().tokens().len();
+        (
+            Chosen::from(allowed, total),
+            Chosen::from(disallowed, total),
+        )
+    }
+}
+
+#[pymethods]
+impl CoreUnigram {
+    /// `special_tokens`: (text, id) of the control pieces, in the order
+    /// `allowed`/`disallowed` indices refer to.
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (pieces, scores, kinds, unk_id, byte_fallback, max_piece_length, special_tokens, pretokenizer, pattern=None))]
+    fn new(
+        py: Python<'_>,
+        pieces: Vec<String>,
+        scores: Vec<f64>,
+        kinds: Vec<String>,
+        unk_id: Option<u32>,
+        byte_fallback: bool,
+        max_piece_length: usize,
+        special_tokens: Vec<(String, u32)>,
+        pretokenizer: &str,
+        pattern: Option<&str>,
+    ) -> PyResult<Self> {
+        use bytepair_core::unigram::{UnigramModel, UnigramTokenizer, Words};
+        let inner = without_gil(py, || {
+            let kinds = kinds
+                .iter()
+                .map(|k| unigram_kind(k))
+                .collect::<Result<Vec<_>, _>>()?;
+            let model = UnigramModel::new(
+                pieces,
+                scores,
+                kinds,
+                unk_id,
+                byte_fallback,
+                max_piece_length,
+            )?;
+            let words = match pretokenizer {
+                "metaspace" => Words::Metaspace,
+                kind => Words::Pretokenized(self::pretokenizer(kind, pattern)?),
+            };
+            Ok(UnigramTokenizer::new(
+                model,
+                SpecialTokens::new(special_tokens)?,
+                words,
+            ))
+        })?;
+        Ok(Self { inner })
+    }
+
+    fn encode(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+    ) -> PyResult<Vec<u32>> {
+        let (allowed, disallowed) = self.chosen(allowed, disallowed);
+        unless_disallowed(py, self.inner.special(), text, &disallowed, || {
+            self.inner.encode(text, allowed.selection())
+        })
+    }
+
+    /// Many texts in parallel, after checking them all for disallowed specials.
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let (allowed, disallowed) = self.chosen(allowed, disallowed);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        check_batch(py, self.inner.special(), &refs, &disallowed)?;
+        in_parallel(py, || self.inner.encode_batch(&refs, allowed.selection()))
+    }
+
+    /// The `k` best segmentations as (ids, total log-probability), best first.
+    fn nbest(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+        k: usize,
+    ) -> PyResult<Vec<(Vec<u32>, f64)>> {
+        let (allowed, disallowed) = self.chosen(allowed, disallowed);
+        unless_disallowed(py, self.inner.special(), text, &disallowed, || {
+            self.inner.nbest(text, allowed.selection(), k)
+        })
+    }
+
+    /// A segmentation sampled with probability proportional to exp(alpha x score).
+    #[allow(clippy::too_many_arguments)]
+    fn sample(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+        alpha: f64,
+        seed: u64,
+    ) -> PyResult<Vec<u32>> {
+        let (allowed, disallowed) = self.chosen(allowed, disallowed);
+        unless_disallowed(py, self.inner.special(), text, &disallowed, || {
+            self.inner
+                .sample(text, allowed.selection(), alpha, &mut Rng::new(seed))
+        })
+    }
+
+    /// [`Self::sample`] over many texts in parallel; text `i` has its own stream of `seed`.
+    fn sample_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        allowed: Vec<usize>,
+        alpha: f64,
+        seed: u64,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let (allowed, _) = self.chosen(allowed, Vec::new());
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        in_parallel(py, || {
+            self.inner
+                .sample_batch(&refs, allowed.selection(), alpha, seed)
+        })
+    }
+}
+
+/// Trains a unigram model on counted words (a PretokenCounter). `progress`
+/// is called as progress(stage, table_size) with stage "seeded", "em" or
+/// "pruned"; Ctrl-C stops training with KeyboardInterrupt.
+/// Returns (pieces, scores, kinds, rounds) with rounds as
+/// (size_at_start, objectives, size_after_em, size_after_prune).
+#[pyfunction]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+#[pyo3(signature = (counter, vocab_size, special_tokens, character_coverage, max_piece_length, seed_size, shrinking_factor, num_sub_iterations, byte_fallback, progress=None))]
+fn train_unigram(
+    py: Python<'_>,
+    counter: &PretokenCounter,
+    vocab_size: usize,
+    special_tokens: Vec<String>,
+    character_coverage: f64,
+    max_piece_length: usize,
+    seed_size: usize,
+    shrinking_factor: f64,
+    num_sub_iterations: usize,
+    byte_fallback: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(
+    Vec<String>,
+    Vec<f64>,
+    Vec<&'static str>,
+    Vec<(usize, Vec<f64>, usize, Option<usize>)>,
+)> {
+    use bytepair_core::unigram::{Stage, UnigramConfig};
+    let config = UnigramConfig {
+        vocab_size,
+        special_tokens,
+        character_coverage,
+        max_piece_length,
+        seed_size,
+        shrinking_factor,
+        num_sub_iterations,
+        byte_fallback,
+        metaspace: counter.pretokenizer.is_none(),
+    };
+    let mut words = Vec::with_capacity(counter.counts.len());
+    for (bytes, count) in counter.counts.iter() {
+        match std::str::from_utf8(bytes) {
+            Ok(word) => words.push((word.to_owned(), count)),
+            Err(_) => {
+                return Err(PyValueError::new_err(
+                    "a pre-token is not valid UTF-8 text: a unigram vocabulary is made of \
+                     characters, so its pre-tokenizer must cut text at character boundaries",
+                ))
+            }
+        }
+    }
+    // Training runs on a thread of the pool (its parallel steps need the
+    // pool); this thread waits without the GIL and checks for Ctrl-C, which
+    // Python only delivers to the main thread, and asks the trainer to stop.
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let callback_error: Mutex<Option<PyErr>> = Mutex::new(None);
+    let mut report = |stage: Stage| -> bool {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
+        let (name, size) = match stage {
+            Stage::Seeded { table_size } => ("seeded", table_size),
+            Stage::Em { table_size, .. } => ("em", table_size),
+            Stage::Pruned { table_size, .. } => ("pruned", table_size),
+        };
+        let Some(callback) = &progress else {
+            return true;
+        };
+        Python::attach(|py| match callback.call1(py, (name, size)) {
+            Ok(_) => true,
+            Err(e) => {
+                *callback_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                false
+            }
+        })
+    };
+    let pool = thread_pool();
+    let mut interrupted = None;
+    let result = std::thread::scope(|scope| {
+        let training = scope.spawn(|| {
+            pool.install(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    bytepair_core::unigram::train(words, &config, &mut report)
+                }))
+            })
+        });
+        while !training.is_finished() {
+            py.detach(|| std::thread::sleep(Duration::from_millis(20)));
+            if interrupted.is_none() {
+                if let Err(e) = py.check_signals() {
+                    interrupted = Some(e);
+                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }
+        training.join()
+    });
+    if let Some(err) = interrupted {
+        return Err(err);
+    }
+    if let Some(err) = callback_error
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+    {
+        return Err(err);
+    }
+    let result = match result {
+        Ok(Ok(result)) => result,
+        _ => {
+            return Err(PyRuntimeError::new_err(
+                "internal error in bytepair's unigram trainer (please report)",
+            ))
+        }
+    };
+    let trained = result.map_err(to_py)?;
+    let rounds = trained
+        .rounds
+        .iter()
+        .map(|r| {
+            (
+                r.size_at_start,
+                r.objectives.clone(),
+                r.size_after_em,
+                r.size_after_prune,
+            )
+        })
+        .collect();
+    let kinds = trained.kinds.iter().map(|k| k.as_str()).collect();
+    Ok((trained.pieces, trained.scores, kinds, rounds))
+}
+
 /// A byte-level `tokenizer.json` with its two big tables kept in Rust
 /// (`bytepair_core::hf_json`); maps like the `model.vocab` dict for lookups.
 #[pyclass(frozen, module = "bytepair._native")]
@@ -604,6 +908,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CoreBPE>()?;
     m.add_class::<PretokenCounter>()?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
+    m.add_class::<CoreUnigram>()?;
+    m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rank_file, m)?)?;
     m.add_function(wrap_pyfunction!(split_hf_bpe, m)?)?;
     m.add_class::<HfBpeDocument>()?;

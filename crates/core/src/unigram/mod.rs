@@ -8,12 +8,14 @@
 
 mod lattice;
 mod seeds;
+mod text;
 mod train;
 
 use std::cell::RefCell;
 use std::ops::Range;
 
 pub use lattice::lse2;
+pub use text::{UnigramTokenizer, Words};
 pub use train::{digamma, train, Progress, Round, Stage, UnigramConfig, UnigramTrained};
 
 use crate::error::{Error, Result};

@@ -1,0 +1,163 @@
+//! Unigram tokenizing of whole texts: allowed special tokens are cut out,
+//! the rest is cut into words (metaspace or a BPE-side pre-tokenizer), and
+//! each word is segmented on its own lattice.
+
+use rayon::prelude::*;
+
+use super::UnigramModel;
+use crate::error::Result;
+use crate::metaspace::{split_before_spaces, word_of};
+use crate::pretokenize::Pretokenizer;
+use crate::rng::Rng;
+use crate::special::{Segment, Selection, SpecialTokens};
+
+/// How a text is cut into words before segmentation.
+#[derive(Clone, Debug)]
+pub enum Words {
+    /// SentencePiece style: spaces as `▁`, a `▁` in front of the text.
+    Metaspace,
+    Pretokenized(Pretokenizer),
+}
+
+#[derive(Clone, Debug)]
+pub struct UnigramTokenizer {
+    model: UnigramModel,
+    special: SpecialTokens,
+    words: Words,
+}
+
+enum Item<'w> {
+    Special(u32),
+    Word(&'w str),
+}
+
+impl UnigramTokenizer {
+    pub fn new(model: UnigramModel, special: SpecialTokens, words: Words) -> Self {
+        Self {
+            model,
+            special,
+            words,
+        }
+    }
+
+    pub fn special(&self) -> &SpecialTokens {
+        &self.special
+    }
+
+    /// Calls `f` on each special token and word of `text` in order. In
+    /// metaspace mode only text at the very start gets the dummy `▁`, so
+    /// text after a special token decodes back as it was.
+    fn for_each_item(
+        &self,
+        text: &str,
+        allowed: Selection,
+        mut f: impl FnMut(Item<'_>),
+    ) -> Result<()> {
+        let mut index = 0;
+        self.special.split(text, allowed, |segment| {
+            let starts_text = index == 0;
+            index += 1;
+            match segment {
+                Segment::Special(id) => {
+                    f(Item::Special(id));
+                    Ok(())
+                }
+                Segment::Text(t) => match &self.words {
+                    Words::Metaspace => {
+                        for (i, piece) in split_before_spaces(t, starts_text).enumerate() {
+                            f(Item::Word(&word_of(piece, starts_text && i == 0)));
+                        }
+                        Ok(())
+                    }
+                    Words::Pretokenized(pretokenizer) => {
+                        pretokenizer.for_each_piece(t, |piece| f(Item::Word(piece)))
+                    }
+                },
+            }
+        })
+    }
+
+    /// The first special token that is not allowed: (byte position, text).
+    pub fn find_disallowed<'s>(
+        &'s self,
+        text: &str,
+        disallowed: Selection,
+    ) -> Result<Option<(usize, &'s str)>> {
+        self.special.find(text, disallowed)
+    }
+
+    /// The Viterbi segmentation of every word.
+    pub fn encode(&self, text: &str, allowed: Selection) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3);
+        self.for_each_item(text, allowed, |item| match item {
+            Item::Special(id) => out.push(id),
+            Item::Word(word) => self.model.encode_word(word, &mut out),
+        })?;
+        Ok(out)
+    }
+
+    pub fn encode_batch(&self, texts: &[&str], allowed: Selection) -> Result<Vec<Vec<u32>>> {
+        texts.par_iter().map(|t| self.encode(t, allowed)).collect()
+    }
+
+    /// The `k` best segmentations of the whole text with their total scores,
+    /// best first. Words are independent, so the k best of the text combine
+    /// the k best of each word (on a tie, the earlier combination first).
+    pub fn nbest(&self, text: &str, allowed: Selection, k: usize) -> Result<Vec<(Vec<u32>, f64)>> {
+        let mut best: Vec<(Vec<u32>, f64)> = vec![(Vec::new(), 0.0)];
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        self.for_each_item(text, allowed, |item| match item {
+            Item::Special(id) => best.iter_mut().for_each(|(ids, _)| ids.push(id)),
+            Item::Word(word) => {
+                let options = self.model.nbest_word(word, k);
+                let mut combined: Vec<(Vec<u32>, f64)> = best
+                    .iter()
+                    .flat_map(|(ids, score)| {
+                        options
+                            .iter()
+                            .map(move |(more, add)| ([&ids[..], &more[..]].concat(), score + add))
+                    })
+                    .collect();
+                // Stable: equal totals keep the order they were made in.
+                combined.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+                combined.truncate(k);
+                best = combined;
+            }
+        })?;
+        Ok(best)
+    }
+
+    /// A segmentation drawn with probability proportional to
+    /// exp(alpha x total score), word by word (the words are independent).
+    pub fn sample(
+        &self,
+        text: &str,
+        allowed: Selection,
+        alpha: f64,
+        rng: &mut Rng,
+    ) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3);
+        self.for_each_item(text, allowed, |item| match item {
+            Item::Special(id) => out.push(id),
+            Item::Word(word) => out.extend(self.model.sample_word(word, alpha, rng)),
+        })?;
+        Ok(out)
+    }
+
+    /// [`Self::sample`] over a batch; text `i` draws from its own stream of `seed`.
+    pub fn sample_batch(
+        &self,
+        texts: &[&str],
+        allowed: Selection,
+        alpha: f64,
+        seed: u64,
+    ) -> Result<Vec<Vec<u32>>> {
+        texts
+            .par_iter()
+            .enumerate()
+            .map(|(i, t)| self.sample(t, allowed, alpha, &mut Rng::for_item(seed, i as u64)))
+            .collect()
+    }
+}

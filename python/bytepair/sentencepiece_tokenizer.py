@@ -1,0 +1,351 @@
+"""SentencePieceTokenizer: the unigram language model (and SentencePiece's
+score-ordered BPE) behind the same encode/decode API as :class:`Tokenizer`,
+plus n-best and sampled segmentations (subword regularization).
+
+Where the model comes from decides the exact behaviour ("flavor"):
+
+- ``"bytepair"``: trained here. Text is cut into metaspace words (or by a
+  BPE-side pre-tokenizer) and each word is segmented on its own lattice in
+  f64 (docs/unigram.md); special tokens are control pieces with the
+  tiktoken contract of :class:`Tokenizer`.
+- ``"sentencepiece"``: read from a ``.model`` file; ids equal
+  ``SentencePieceProcessor.encode(text)``.
+- ``"tokenizers"``: read from a HuggingFace ``tokenizer.json`` with a Unigram
+  model; ids equal ``tokenizers``' ``encode(text, add_special_tokens=False)``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Optional, Union
+
+from . import _native
+from .model import SentencePieceModel
+from .tokenizer import SpecialSet, _batch_surrogate_error, _check_ids, _on_text
+
+FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
+METASPACE = "\u2581"
+UNK_SURFACE = "\u2047"  # what <unk> decodes to in a bytepair-trained model
+
+
+@dataclass(frozen=True)
+class UnigramTrainingReport:
+    """How a unigram training run went.
+
+    rounds: per EM round, (table size at its start, the E-step objective of
+        each sub-iteration, size after EM, size after pruning or None).
+    """
+
+    rounds: tuple[tuple[int, tuple[float, ...], int, Optional[int]], ...]
+    vocab_size_requested: int
+    distinct_words: int
+    seconds: float
+
+
+def _seed(seed: object) -> int:
+    if seed is None:
+        return random.getrandbits(64)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, not {type(seed).__name__}")
+    return seed % (1 << 64)
+
+
+class SentencePieceTokenizer:
+    """A unigram (or SentencePiece BPE) tokenizer; see the module docstring."""
+
+    __slots__ = ("_model", "_flavor", "_core", "_special_index", "_training", "_extra")
+
+    def __init__(
+        self,
+        model: SentencePieceModel,
+        *,
+        flavor: str = "bytepair",
+        training: Optional[UnigramTrainingReport] = None,
+        extra: object = None,
+    ) -> None:
+        if flavor not in FLAVORS:
+            raise ValueError(f"unknown flavor {flavor!r}: use one of {', '.join(FLAVORS)}")
+        self._model = model
+        self._flavor = flavor
+        self._training = training
+        self._extra = extra  # the HF pipeline of a tokenizer.json, for the "tokenizers" flavor
+        specials = [
+            (p, i) for i, (p, k) in enumerate(zip(model.pieces, model.kinds)) if k == "control"
+        ]
+        self._special_index = {text: n for n, (text, _) in enumerate(specials)}
+        self._core = None
+        if flavor == "bytepair":
+            pre = model.pretokenizer
+            normal_lengths = [len(p) for p, k in zip(model.pieces, model.kinds) if k == "normal"]
+            self._core = _native.CoreUnigram(
+                list(model.pieces),
+                [float(s) for s in model.scores],
+                list(model.kinds),
+                model.unk_id,
+                model.byte_fallback,
+                max(normal_lengths, default=1),
+                specials,
+                "metaspace" if pre is None else pre.kind,
+                pre.pattern if pre is not None and pre.kind == "regex" else None,
+            )
+
+    # ---- Encoding ----
+
+    def _special_indices(self, allowed_special: SpecialSet, disallowed_special: SpecialSet):
+        index = self._special_index
+        allowed = set(index) if allowed_special == "all" else set(allowed_special)
+        disallowed = (
+            index.keys() - allowed if disallowed_special == "all" else set(disallowed_special)
+        )
+        for name, chosen in (("allowed_special", allowed), ("disallowed_special", disallowed)):
+            unknown = chosen - index.keys()
+            if unknown:
+                raise ValueError(
+                    f"{name} names {sorted(unknown)!r}, which are not special tokens of this "
+                    f"tokenizer (it has {sorted(index)!r})"
+                )
+        return sorted(index[t] for t in allowed), sorted(index[t] for t in disallowed)
+
+    def _foreign(self, text: str) -> list[int]:
+        """Ids of a loaded SentencePiece / tokenizers model (plain text)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        if self._flavor == "sentencepiece":
+            from .reference import sentencepiece
+
+            return sentencepiece.encode(self._model, text)
+        from .reference import hf_unigram
+
+        return hf_unigram.encode(self._model, self._extra, text)
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> list[int]:
+        """The best (Viterbi) segmentation of ``text`` as ids. Special tokens
+        follow :meth:`Tokenizer.encode`'s contract (for a loaded model, which
+        has no such contract in its own library, use :meth:`encode_ordinary`
+        for its library's ids)."""
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        if self._core is None:
+            if allowed or disallowed:
+                raise ValueError(
+                    "special tokens of a loaded SentencePiece / tokenizers model are not cut out "
+                    "of text here; use encode_ordinary (the ids its own library gives)"
+                )
+            return self._foreign(text)
+        return _on_text(self._core.encode, text, allowed, disallowed)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """``text`` with special-token text encoded as ordinary text. For a
+        loaded model: the ids its own library (sentencepiece / tokenizers) gives."""
+        if self._core is None:
+            return self._foreign(text)
+        return _on_text(self._core.encode, text, [], [])
+
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> list[list[int]]:
+        """Encodes many texts in parallel on all cores, without the GIL."""
+        from .tokenizer import Tokenizer
+
+        texts = Tokenizer._checked_batch(texts)
+        if self._core is None:
+            return [
+                self.encode(
+                    t, allowed_special=allowed_special, disallowed_special=disallowed_special
+                )
+                for t in texts
+            ]
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        try:
+            return self._core.encode_batch(texts, allowed, disallowed)
+        except UnicodeEncodeError as e:
+            raise _batch_surrogate_error(e, texts) from None
+
+    def encode_ordinary_batch(self, texts: Iterable[str]) -> list[list[int]]:
+        return self.encode_batch(texts, disallowed_special=())
+
+    def _unigram_core(self, what: str):
+        if self._core is None:
+            raise NotImplementedError(
+                f"{what} needs a unigram model trained by bytepair; this {self._flavor} model "
+                "only encodes with its library's rule"
+            )
+        return self._core
+
+    def encode_nbest(
+        self,
+        text: str,
+        k: int,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> list[tuple[list[int], float]]:
+        """The ``k`` most probable segmentations with their log-probability
+        (sum of piece scores), best first."""
+        core = self._unigram_core("encode_nbest")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be a positive int, got {k!r}")
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        return _on_text(core.nbest, text, allowed, disallowed, k)
+
+    def encode_sample(
+        self,
+        text: str,
+        *,
+        alpha: float = 0.1,
+        seed: Optional[int] = None,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> list[int]:
+        """A segmentation drawn with probability proportional to
+        ``P(segmentation) ** alpha`` (subword regularization, Kudo 2018): small
+        ``alpha`` spreads the choice, large ``alpha`` approaches Viterbi.
+        ``seed`` makes it reproducible."""
+        core = self._unigram_core("encode_sample")
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
+            raise ValueError(f"alpha must be a non-negative number, got {alpha!r}")
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        return _on_text(core.sample, text, allowed, disallowed, float(alpha), _seed(seed))
+
+    def encode_sample_batch(
+        self, texts: Iterable[str], *, alpha: float = 0.1, seed: Optional[int] = None
+    ) -> list[list[int]]:
+        """:meth:`encode_sample` of many texts in parallel (special-token text
+        as ordinary text); text ``i`` draws from its own stream of ``seed``."""
+        from .tokenizer import Tokenizer
+
+        core = self._unigram_core("encode_sample_batch")
+        texts = Tokenizer._checked_batch(texts)
+        try:
+            return core.sample_batch(texts, [], float(alpha), _seed(seed))
+        except UnicodeEncodeError as e:
+            raise _batch_surrogate_error(e, texts) from None
+
+    # ---- Decoding ----
+
+    def _check(self, ids: Sequence[int]) -> list[int]:
+        ids = list(ids)
+        n = len(self._model.pieces)
+        if not all(type(i) is int and 0 <= i < n for i in ids):
+            raise _check_ids(ids, n)
+        return ids
+
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """The text of ``ids``, as the model's own library decodes it."""
+        ids = self._check(ids)
+        if self._flavor == "sentencepiece":
+            from .reference import sentencepiece
+
+            return sentencepiece.decode(self._model, ids)
+        model = self._model
+        parts: list[tuple[str, bool]] = []  # (text, is_special)
+        pending = bytearray()
+        for i in ids:
+            piece, kind = model.pieces[i], model.kinds[i]
+            if kind == "byte":
+                pending.append(int(piece[3:5], 16))
+                continue
+            if pending:
+                parts.append((pending.decode("utf-8", errors=errors), False))
+                pending.clear()
+            if kind == "control":
+                parts.append((piece, True))
+            else:
+                parts.append((UNK_SURFACE if kind == "unknown" else piece, False))
+        if pending:
+            parts.append((pending.decode("utf-8", errors=errors), False))
+        if model.pretokenizer is None:
+            if parts and not parts[0][1] and parts[0][0].startswith(METASPACE):
+                parts[0] = (parts[0][0][1:], False)
+            parts = [(t if special else t.replace(METASPACE, " "), special) for t, special in parts]
+        return "".join(t for t, _ in parts)
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        return self.decode(ids, errors="surrogateescape").encode("utf-8", errors="surrogateescape")
+
+    # ---- The vocabulary ----
+
+    def id_to_piece(self, token: int) -> str:
+        return self._model.pieces[self._check([token])[0]]
+
+    def piece_to_id(self, piece: str) -> Optional[int]:
+        try:
+            return self._model.pieces.index(piece)
+        except ValueError:
+            return None
+
+    @property
+    def n_vocab(self) -> int:
+        return len(self._model.pieces)
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return {
+            p: i
+            for i, (p, k) in enumerate(zip(self._model.pieces, self._model.kinds))
+            if k == "control"
+        }
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self.special_tokens)
+
+    @property
+    def vocab(self) -> dict[int, str]:
+        return dict(enumerate(self._model.pieces))
+
+    @property
+    def model(self) -> SentencePieceModel:
+        return self._model
+
+    @property
+    def flavor(self) -> str:
+        return self._flavor
+
+    @property
+    def training(self) -> Optional[UnigramTrainingReport]:
+        return self._training
+
+    def save(
+        self,
+        path: Union[str, os.PathLike],
+        *,
+        format: Literal["huggingface"] = "huggingface",
+        overwrite: bool = False,
+    ) -> None:
+        """Writes a HuggingFace ``tokenizer.json`` that ``tokenizers`` loads
+        with the same ids. An existing file is only replaced with ``overwrite=True``."""
+        from .formats import hf_unigram
+
+        if format != "huggingface":
+            raise ValueError(f"unknown format {format!r}: a unigram model saves as 'huggingface'")
+        path = Path(path)
+        if path.exists() and not overwrite:
+            raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
+        hf_unigram.save(self._model, path, self._extra if self._flavor == "tokenizers" else None)
+
+    def __reduce__(self):
+        return (_rebuild, (self._model, self._flavor, self._extra))
+
+    def __repr__(self) -> str:
+        return (
+            f"<SentencePieceTokenizer {self._model.algorithm} flavor={self._flavor!r} "
+            f"n_vocab={self.n_vocab} special={len(self._special_index)}>"
+        )
+
+
+def _rebuild(model: SentencePieceModel, flavor: str, extra: object) -> SentencePieceTokenizer:
+    return SentencePieceTokenizer(model, flavor=flavor, extra=extra)

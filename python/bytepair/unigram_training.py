@@ -1,0 +1,128 @@
+"""Training a unigram language model (Kudo 2018, as SentencePiece does it):
+words counted in the core, then seeds, EM and pruning in the core
+(docs/unigram.md; equal bit for bit to ``bytepair.reference.unigram``)."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Optional, Union
+
+from . import _native
+from .model import SentencePieceModel, SentencePieceNormalizer
+from .pretokenizers import PretokenizerSpec, resolve
+from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingReport
+
+# The reserved ids before the pieces: <unk>, the specials, and 256 byte pieces with byte fallback.
+UNK_PIECE = "<unk>"
+
+
+def _number(name: str, value: object, low: float, high: float, *, low_open: bool, high_open: bool):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    too_low = value <= low if low_open else value < low
+    too_high = value >= high if high_open else value > high
+    if too_low or too_high:
+        interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    return float(value)
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return value
+
+
+def train_unigram(
+    texts: Iterable[tuple[str, int]],
+    vocab_size: int,
+    *,
+    special_tokens: Sequence[str],
+    pretokenizer: Union[str, PretokenizerSpec],
+    character_coverage: float,
+    max_piece_length: int,
+    seed_size: int,
+    shrinking_factor: float,
+    num_sub_iterations: int,
+    byte_fallback: bool,
+    progress: Optional[bool],
+) -> SentencePieceTokenizer:
+    """See :func:`bytepair.train` (``model="unigram"``); ``texts`` yields
+    (text, size of its source in bytes)."""
+    from .training import add_texts, progress_bar
+
+    _positive_int("vocab_size", vocab_size)
+    if not isinstance(byte_fallback, bool):
+        raise TypeError(f"byte_fallback must be True or False, not {byte_fallback!r}")
+    reserved = 1 + len(special_tokens) + (256 if byte_fallback else 0)
+    if vocab_size <= reserved:
+        raise ValueError(
+            f"vocab_size {vocab_size} leaves no room for pieces after <unk>, "
+            f"{len(special_tokens)} special tokens"
+            + (" and the 256 byte pieces of byte_fallback" if byte_fallback else "")
+            + f" ({reserved} ids)"
+        )
+    config = (
+        _number("character_coverage", character_coverage, 0, 1, low_open=True, high_open=False),
+        _positive_int("max_piece_length", max_piece_length),
+        _positive_int("seed_size", seed_size),
+        _number("shrinking_factor", shrinking_factor, 0, 1, low_open=True, high_open=True),
+        _positive_int("num_sub_iterations", num_sub_iterations),
+    )
+    pre = None if pretokenizer == "metaspace" else resolve(pretokenizer)
+    started = time.perf_counter()
+
+    counter = _native.PretokenCounter(
+        list(special_tokens),
+        "metaspace" if pre is None else pre.kind,
+        pre.pattern if pre is not None and pre.kind == "regex" else None,
+    )
+    add_texts(counter, texts, progress)
+
+    bar = progress_bar(progress, desc="unigram EM", unit=" steps")
+
+    def report(stage: str, table_size: int) -> None:
+        bar.set_postfix(stage=stage, pieces=table_size, refresh=False)
+        bar.update(1)
+
+    try:
+        pieces, scores, kinds, rounds = _native.train_unigram(
+            counter,
+            vocab_size,
+            list(special_tokens),
+            *config,
+            byte_fallback,
+            report if bar is not None else None,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    if len(pieces) < vocab_size:
+        warnings.warn(
+            f"training stopped at {len(pieces)} pieces of the {vocab_size} requested: "
+            "EM left no more pieces with an expected count of at least 0.5",
+            stacklevel=3,
+        )
+    model = SentencePieceModel(
+        pieces=tuple(pieces),
+        scores=tuple(scores),
+        kinds=tuple(kinds),
+        unk_id=0,
+        algorithm="unigram",
+        byte_fallback=byte_fallback,
+        normalizer=SentencePieceNormalizer(
+            remove_extra_whitespaces=False, split_on_whitespace=True
+        ),
+        pretokenizer=pre,
+    )
+    report_ = UnigramTrainingReport(
+        rounds=tuple((a, tuple(b), c, d) for a, b, c, d in rounds),
+        vocab_size_requested=vocab_size,
+        distinct_words=len(counter),
+        seconds=time.perf_counter() - started,
+    )
+    return SentencePieceTokenizer(model, training=report_)
