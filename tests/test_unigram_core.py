@@ -11,7 +11,6 @@ import subprocess
 import sys
 import warnings
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -19,7 +18,6 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.reference import unigram as ref
-
 from strategies import small_alphabet, utf8_alphabet
 
 unigram_corpora = st.lists(st.one_of(small_alphabet, utf8_alphabet), min_size=1, max_size=10)
