@@ -1,0 +1,333 @@
+"""HuggingFace ``tokenizer.json`` files with a Unigram model (t5-small).
+
+Oracle: HuggingFace ``tokenizers`` (0.23.3 in the environment),
+``Tokenizer.encode(text, add_special_tokens=False).ids``. Covered:
+
+1. Reading t5-small and encoding with ``reference.hf_unigram`` gives tokenizers' ids on
+   the 426 recorded t5 vectors, sampled corpus lines and paragraphs, a multilingual
+   slice and hypothesis text (grapheme clusters, CRLF, combining marks, added tokens).
+2. Scores are read as serde_json reads them (a quarter of t5's differ by an ulp from
+   the correctly rounded value) and written so that it reads them back exactly.
+3. ``dumps``: t5 written back (with its pipeline, and with the default one), a
+   sentencepiece unigram model, and pipeline variants (Replace steps, WhitespaceSplit,
+   prepend schemes, split) load in tokenizers and give the reference's ids.
+4. What cannot be read exactly is a FormatError naming the place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bytepair.errors import FormatError
+from bytepair.formats import hf_unigram as fmt
+from bytepair.formats import sentencepiece as spfile
+from bytepair.reference import hf_unigram as ref
+
+tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers is the oracle")
+
+
+def _ids(tokenizer, text: str) -> list[int]:
+    return tokenizer.encode(text, add_special_tokens=False).ids
+
+
+@pytest.fixture(scope="module")
+def t5_path(shared_data: Path) -> Path:
+    path = shared_data / "models" / "hf" / "t5-small.tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing from the shared data")
+    return path
+
+
+@pytest.fixture(scope="module")
+def t5(t5_path: Path):
+    return fmt.load(t5_path)
+
+
+@pytest.fixture(scope="module")
+def t5_tokenizer(t5_path: Path):
+    return tokenizers.Tokenizer.from_file(str(t5_path))
+
+
+@pytest.fixture(scope="module")
+def texts(shared_data: Path) -> list[str]:
+    found = json.loads((shared_data / "vectors" / "tricky_strings.json").read_text("utf-8"))
+    rng = random.Random(29)
+    for path in sorted((shared_data / "corpus" / "small").glob("*.txt")):
+        raw = path.read_bytes().decode("utf-8")
+        lines = raw.splitlines(keepends=True)
+        found += rng.sample(lines, min(120, len(lines)))
+        paragraphs = [p for p in raw.replace("\r\n", "\n").split("\n\n") if p]
+        found += [p[:4000] for p in rng.sample(paragraphs, min(6, len(paragraphs)))]
+    large = shared_data / "corpus" / "large_multilingual.txt.gz"
+    if large.is_file():
+        with gzip.open(large, "rt", encoding="utf-8") as file:
+            documents = file.read(300_000).split("\n\n")[:-1]
+        found += [d[:3000] for d in rng.sample(documents, min(60, len(documents)))]
+    found += [
+        "hello</s>world",
+        " </s> x",
+        "<pad><pad>x",
+        "a<extra_id_0>b",
+        "x <unk> y",
+        "▁▁x",
+        "ｶﾞｷﾞ",
+        "e\u0301 A\u0301\u0302",
+        "\r\n\r\n",
+        "😶\u200d🌫️",
+        "ﬁ ﬂ",
+        "\x00a\x1cb\x85c",
+        "-" * 55,
+    ]
+    return list(dict.fromkeys(found))
+
+
+# ---------------------------------------------------------------------------
+# Reading t5-small
+
+
+def test_t5_model_and_pipeline(t5):
+    model, pipeline = t5
+    assert len(model.pieces) == 32100 and model.unk_id == 2 and model.algorithm == "unigram"
+    assert model.kinds[:3] == ("control", "control", "unknown")
+    assert model.kinds[32099] == "control" and model.pieces[32099] == "<extra_id_0>"
+    assert model.normalizer.split_on_whitespace and model.normalizer.add_dummy_prefix
+    assert len(model.normalizer.precompiled_charsmap) > 100_000
+    assert pipeline.normalizers == (fmt.PRECOMPILED,)
+    assert pipeline.whitespace_split and not pipeline.prepend_first_only
+    assert len(pipeline.added_tokens) == 103
+    assert json.loads(pipeline.post_processor)["type"] == "TemplateProcessing"
+
+
+def test_t5_vectors(shared_data: Path, t5):
+    model, pipeline = t5
+    path = shared_data / "vectors" / "hf_tokenizers_vectors.jsonl"
+    records = [json.loads(line) for line in path.read_text("utf-8").split("\n") if line]
+    records = [record for record in records if record["model"] == "t5-small"]
+    assert len(records) == 426
+    for record in records:
+        assert ref.encode(model, pipeline, record["text"]) == record["ids"], record
+
+
+def test_t5_texts(t5, t5_tokenizer, texts):
+    model, pipeline = t5
+    for text in texts:
+        assert ref.encode(model, pipeline, text) == _ids(t5_tokenizer, text), text[:200]
+
+
+POOL = list("aeiouAEIOU -.") + [
+    "\u0301", "\u0308", "\u200d", "\ufe0f", "\U0001f469", "\U0001f3fb", "\u1100", "\u1161",
+    "\uac00", "\r", "\n", "\t", "\u3000", "ｶ", "ﾞ", "ﬁ", "①", "\u0e33", "\u0915", "\u094d",
+    "\U0001f1fa", "\U0001f1f8", "\x00", "\x1c", "\u200b", "\u2028", "ß", "İ", "▁",
+    "</s>", "<pad>", "<extra_id_7>",
+]  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(POOL) | st.characters(blacklist_categories=("Cs",)), max_size=20))
+def test_t5_hypothesis(t5, t5_tokenizer, parts):
+    model, pipeline = t5
+    text = "".join(parts)
+    assert ref.encode(model, pipeline, text) == _ids(t5_tokenizer, text)
+
+
+# ---------------------------------------------------------------------------
+# Numbers as serde_json reads them
+
+
+def test_scores_are_what_tokenizers_holds(t5, t5_tokenizer):
+    model, _ = t5
+    held = json.loads(t5_tokenizer.to_str())["model"]["vocab"]
+    assert [score for _, score in held] == list(model.scores)
+
+
+def test_serde_json_text_reads_back():
+    rng = random.Random(8)
+    values = [rng.uniform(-30, 0) for _ in range(3000)] + [0.0, -0.0, 1e-30, -12.5, 3.0]
+    exact = 0
+    for value in values:
+        text = fmt.serde_json_text(value)
+        read = fmt.serde_json_f64(text)
+        assert json.loads(text) == pytest.approx(value, rel=1e-15, abs=1e-300)
+        if read == value:
+            exact += 1
+        else:  # the few doubles serde_json cannot produce: one ulp away
+            assert abs(read - value) <= 2 * math.ulp(value)
+    assert exact > 0.97 * len(values)
+    assert fmt.serde_json_f64("-2.0122928619384766") == -2.012292861938477
+    assert fmt.serde_json_f64("1e-05") == 1e-05
+
+
+# ---------------------------------------------------------------------------
+# Writing
+
+
+def _check_written(model, pipeline, texts, name):
+    text = fmt.dumps(model, pipeline)
+    tokenizer = tokenizers.Tokenizer.from_str(text)
+    reread, reread_pipeline = fmt.loads(text, name)
+    assert reread.pieces == model.pieces and reread.kinds == model.kinds, name
+    expected_pipeline = pipeline if pipeline is not None else fmt.default_pipeline(model)
+    assert reread_pipeline.normalizers == expected_pipeline.normalizers, name
+    for sample in texts:
+        assert ref.encode(reread, reread_pipeline, sample) == _ids(tokenizer, sample), (
+            name,
+            sample,
+        )
+    return reread
+
+
+def test_t5_round_trip(t5, texts):
+    model, pipeline = t5
+    sample = texts[::4]
+    reread = _check_written(model, pipeline, sample, "t5 with its pipeline")
+    assert reread == model  # every score tokenizers can hold is written exactly
+    _check_written(model, None, sample, "t5 with the default pipeline")
+
+
+def test_sentencepiece_model_as_tokenizer_json(shared_data: Path, texts):
+    path = shared_data / "models" / "sentencepiece" / "sp_test_model.model"
+    model = spfile.load(path)
+    reread = _check_written(model, None, texts[::6], "sp_test_model")
+    moved = sum(a != b for a, b in zip(model.scores, reread.scores))
+    assert moved <= 5  # doubles serde_json cannot produce become their neighbour
+
+
+def test_pipeline_variants(t5):
+    model, pipeline = t5
+    # The first 3000 pieces of t5 (and its added tokens among them) keep this fast.
+    model = dataclasses.replace(
+        model, pieces=model.pieces[:3000], scores=model.scores[:3000], kinds=model.kinds[:3000]
+    )
+    pipeline = dataclasses.replace(
+        pipeline, added_tokens=tuple(t for t in pipeline.added_tokens if t.id < 3000)
+    )
+    samples = [
+        "  Hello  world  ",
+        " </s> x</s>y",
+        "a▁b ▁ ▁▁",
+        "\tTab\nnew line  \r\n end ",
+        "ｶﾞ ﬁ Ａ",
+        "aaa bab",
+        "",
+    ]
+    collapse = fmt.Replace(" {2,}", " ", regex=True)
+    for steps in ((fmt.PRECOMPILED,), (fmt.PRECOMPILED, collapse), (fmt.Replace("a", "ä"),), ()):
+        for whitespace_split in (True, False):
+            for scheme in ("always", "first", "never"):
+                for split in (True, False):
+                    variant = dataclasses.replace(
+                        model,
+                        normalizer=dataclasses.replace(
+                            model.normalizer,
+                            add_dummy_prefix=scheme != "never",
+                            split_on_whitespace=split,
+                        ),
+                    )
+                    variant_pipeline = dataclasses.replace(
+                        pipeline,
+                        normalizers=steps,
+                        whitespace_split=whitespace_split,
+                        prepend_first_only=scheme == "first",
+                    )
+                    tokenizer = tokenizers.Tokenizer.from_str(fmt.dumps(variant, variant_pipeline))
+                    for sample in samples:
+                        assert ref.encode(variant, variant_pipeline, sample) == _ids(
+                            tokenizer, sample
+                        ), (steps, whitespace_split, scheme, split, sample)
+
+
+def test_dumps_refuses(t5):
+    model, pipeline = t5
+    with pytest.raises(ValueError, match="bpe"):
+        fmt.dumps(dataclasses.replace(model, algorithm="bpe"))
+    suffix = dataclasses.replace(
+        model, normalizer=dataclasses.replace(model.normalizer, treat_whitespace_as_suffix=True)
+    )
+    with pytest.raises(ValueError, match="end of words"):
+        fmt.dumps(suffix)
+    wrong = dataclasses.replace(pipeline, added_tokens=(fmt.AddedToken(5, "<nope>"),))
+    with pytest.raises(ValueError, match="<nope>"):
+        fmt.dumps(model, wrong)
+
+
+# ---------------------------------------------------------------------------
+# What is refused
+
+
+def _document(**changes) -> dict:
+    document = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [{"id": 0, "content": "<unk>", "special": True}],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"},
+        "post_processor": None,
+        "decoder": None,
+        "model": {
+            "type": "Unigram",
+            "unk_id": 0,
+            "vocab": [["<unk>", 0.0], ["▁", -1.0], ["a", -2.0], ["b", -3.0]],
+        },
+    }
+    document.update(changes)
+    return document
+
+
+def _refused(document: dict) -> FormatError:
+    with pytest.raises(FormatError) as info:
+        fmt.loads(json.dumps(document), "bad.json")
+    assert str(info.value).startswith("bad.json")
+    return info.value
+
+
+def test_small_document_reads():
+    model, pipeline = fmt.loads(json.dumps(_document()), "ok.json")
+    assert model.pieces == ("<unk>", "▁", "a", "b") and model.kinds[0] == "unknown"
+    assert ref.encode(model, pipeline, "ab ba") == [1, 2, 3, 1, 3, 2]
+    assert ref.encode(model, pipeline, "xy") == [1, 0]  # one unk for the run
+
+
+def test_refused_documents():
+    model = _document()["model"]
+    cases = [
+        (_document(truncation={"max_length": 5}), "truncation"),
+        (_document(model={**model, "type": "BPE"}), "model.type"),
+        (_document(model={**model, "vocab": []}), "model.vocab"),
+        (_document(model={**model, "vocab": model["vocab"] + [["a", -9.0]]}), "model.vocab[4]"),
+        (_document(model={**model, "unk_id": 9}), "model.unk_id"),
+        (_document(model={**model, "vocab": [["<unk>", "x"]]}), "model.vocab[0]"),
+        (_document(model={**model, "dropout": 0.1}), "model.dropout"),
+        (_document(normalizer={"type": "NFKC"}), "normalizer"),
+        (
+            _document(normalizer={"type": "Precompiled", "precompiled_charsmap": "!!"}),
+            "normalizer.precompiled_charsmap",
+        ),
+        (_document(pre_tokenizer={"type": "Whitespace"}), "pre_tokenizer"),
+        (
+            _document(pre_tokenizer={"type": "Metaspace", "replacement": "_"}),
+            "pre_tokenizer.replacement",
+        ),
+        (
+            _document(added_tokens=[{"id": 0, "content": "<unk>", "lstrip": True}]),
+            "added_tokens[0].lstrip",
+        ),
+        (_document(added_tokens=[{"id": 1, "content": "<x>"}]), "added_tokens[0]"),
+    ]
+    for document, where in cases:
+        error = _refused(document)
+        assert error.where == where, (where, error)
+
+
+def test_invalid_json():
+    with pytest.raises(FormatError, match="line 1"):
+        fmt.loads('{"model": ', "broken.json")
