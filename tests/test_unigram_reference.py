@@ -402,6 +402,9 @@ def test_encode_decode_round_trip(botchan_lines, botchan_model) -> None:
     ids = u.encode("a☃b", botchan_model)
     assert 0 in ids
     assert u.decode(ids, botchan_model) == "a⁇b"
+    # A run of them is one <unk>, as in SentencePiece and tokenizers.
+    ids = u.encode("a☃☂b", botchan_model)
+    assert ids.count(0) == 1 and u.decode(ids, botchan_model) == "a⁇b"
 
 
 def test_byte_fallback_round_trips_unseen_characters(botchan_lines) -> None:

@@ -64,8 +64,8 @@ Choices made where docs/unigram.md is silent (the Rust core must make the same):
   metaspace mode one ``'▁'`` at the very start of the output is dropped and
   every other ``'▁'`` becomes ``' '`` (so a ``'▁'`` typed in the input comes
   back as a space, as in SentencePiece).
-- Each unk node is one ``<unk>`` id (SentencePiece merges a run of unknown
-  characters into one ``<unk>``; we do not).
+- A run of unk nodes in a word is one ``<unk>`` id (as SentencePiece and
+  tokenizers do); with byte fallback each unknown character is its bytes.
 - The Viterbi tie rule (an earlier-beginning predecessor wins) means, over
   whole segmentations of equal total: the one whose last piece is longest,
   then whose second-to-last piece is longest, and so on. :func:`nbest` sorts by
@@ -1096,13 +1096,15 @@ def encode(
             ids.append(vocab.special_id[word])
             continue
         begin_nodes = lattice(word, vocab.normal, vocab.max_piece_length, unk_score)
+        after_unk = False
         for node in _viterbi_nodes(begin_nodes):
             if not node.is_unk:
                 ids.append(vocab.normal_id[node.piece])
             elif vocab.byte_id is not None:
                 ids += [vocab.byte_id[b] for b in node.piece.encode("utf-8")]
-            else:
-                ids.append(vocab.unk_id)
+            elif not after_unk:
+                ids.append(vocab.unk_id)  # a run of unknown characters is one <unk>
+            after_unk = node.is_unk
     return ids
 
 

@@ -323,19 +323,24 @@ impl UnigramModel {
         lattice.starts.push(lattice.lens.len() as u32);
     }
 
+    /// Ids of a path; a run of unknown characters is one `<unk>` (as in
+    /// SentencePiece and tokenizers), or their UTF-8 bytes with byte fallback.
     fn push_ids(&self, word: &str, lattice: &Lattice, path: &[u32], out: &mut Vec<u32>) {
         let mut pos = 0;
+        let mut after_unk = false;
         for &node in path {
             let (node, len) = (node as usize, lattice.lens[node as usize] as usize);
             let piece = lattice.pieces[node];
-            if piece != UNK {
+            let unk = piece == UNK;
+            if !unk {
                 out.push(piece);
             } else if let Some(byte_ids) = &self.byte_ids {
                 let bytes = &word.as_bytes()[lattice.offsets[pos]..lattice.offsets[pos + len]];
                 out.extend(bytes.iter().map(|&b| byte_ids[b as usize]));
-            } else if let Some(unk) = self.unk_id {
-                out.push(unk);
+            } else if let (Some(unk_id), false) = (self.unk_id, after_unk) {
+                out.push(unk_id);
             }
+            after_unk = unk;
             pos += len;
         }
     }
