@@ -96,8 +96,9 @@ def test_metaspace_words() -> None:
 def test_count_words_sorted_with_specials_and_pretokenizers() -> None:
     texts = ["the cat", "the<|eot|> dog", "<|eot|>the"]
     words = u.count_words(texts, special_tokens=["<|eot|>"])
-    # After a special token there is no dummy prefix; the special is never counted.
-    assert words == [("the", 1), ("▁cat", 1), ("▁dog", 1), ("▁the", 2)]
+    # Every piece of text gets the dummy prefix, after a special token too
+    # (then " dog" is the dummy word "▁" and "▁dog"); the special is never counted.
+    assert words == [("▁", 1), ("▁cat", 1), ("▁dog", 1), ("▁the", 3)]
     assert [w for w, _ in words] == sorted(w for w, _ in words)
     assert u.count_words("a b a", "whitespace") == [(" a", 1), (" b", 1), ("a", 1)]
     assert u.count_words("Hi hi", "gpt2") == [(" hi", 1), ("Hi", 1)]

@@ -49,6 +49,16 @@ STOP_REASONS = {
 }
 
 
+UNIGRAM_OPTIONS = (
+    "character_coverage",
+    "max_piece_length",
+    "seed_size",
+    "shrinking_factor",
+    "num_sub_iterations",
+    "byte_fallback",
+)
+
+
 class CommandError(Exception):
     """A user error found by the command line itself; the message is shown as is."""
 
@@ -183,7 +193,22 @@ def cmd_train(args: argparse.Namespace) -> int:
         verb = "exists" if len(existing) == 1 else "exist"
         raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
     pretokenizer = _pretokenizer(args)
-    if args.format == "gpt2" and pretokenizer != "gpt2":
+    unigram_options = {
+        name: getattr(args, name) for name in UNIGRAM_OPTIONS if getattr(args, name) is not None
+    }
+    if args.model == "unigram":
+        if args.format == "gpt2":
+            raise CommandError(
+                "--format gpt2 holds BPE merges; a unigram model saves as huggingface"
+            )
+        if args.min_frequency is not None:
+            raise CommandError("--min-frequency is a BPE option; the unigram model has none")
+    elif unigram_options:
+        flags = ", ".join("--" + name.replace("_", "-") for name in unigram_options)
+        raise CommandError(f"{flags}: unigram options; add --model unigram")
+    elif pretokenizer == "metaspace":
+        raise CommandError("--pretokenizer metaspace is for --model unigram")
+    if args.format == "gpt2" and pretokenizer not in ("gpt2", None):
         # Found now rather than when saving, after training.
         raise CommandError(
             "--format gpt2 can only record the gpt2 pre-tokenizer (readers of vocab.json + "
@@ -197,10 +222,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         tokenizer = train(
             corpus,
             args.vocab_size,
+            model=args.model,
             special_tokens=args.special or (),
             pretokenizer=pretokenizer,
             min_frequency=args.min_frequency,
             progress=args.progress,
+            **unigram_options,
         )
 
     if args.format == "gpt2":
@@ -211,6 +238,22 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     report = tokenizer.training
     specials = len(tokenizer.special_tokens)
+    if args.model == "unigram":
+        rounds = len(report.rounds)
+        print(
+            f"vocab size {tokenizer.n_vocab} (requested {args.vocab_size}): unigram LM, "
+            f"{specials} special token{'s' * (specials != 1)}; {rounds} EM round{'s' * (rounds != 1)}"
+        )
+        words = (
+            "metaspace"
+            if pretokenizer in (None, "metaspace")
+            else tokenizer.model.pretokenizer.name
+        )
+        print(
+            f"trained in {report.seconds:.2f} s on {report.distinct_words:,} distinct words ({words})"
+        )
+        print(f"wrote {', '.join(str(t) for t in targets)}")
+        return 0
     print(
         f"vocab size {tokenizer.n_vocab} (requested {args.vocab_size}): "
         f"{len(tokenizer.merges)} merges, {specials} special token{'s' * (specials != 1)}"
@@ -228,9 +271,47 @@ def cmd_train(args: argparse.Namespace) -> int:
 # ---- encode ----
 
 
+def _encode_unigram(tokenizer, text: str, args: argparse.Namespace) -> int:
+    """--nbest / --sample (unigram models)."""
+    from .sentencepiece_tokenizer import SentencePieceTokenizer
+
+    if not isinstance(tokenizer, SentencePieceTokenizer):
+        raise CommandError("--nbest and --sample need a unigram model (this one is BPE)")
+    allowed = "all" if args.allow_special else ()
+    disallowed = () if args.ordinary else "all"
+    try:
+        if args.nbest is not None:
+            for ids, score in tokenizer.encode_nbest(
+                text, args.nbest, allowed_special=allowed, disallowed_special=disallowed
+            ):
+                listed = json.dumps(ids) if args.json else " ".join(map(str, ids))
+                _write_text(f"{score:.6f}\t{listed}\n")
+            return 0
+        ids = tokenizer.encode_sample(
+            text,
+            alpha=args.alpha,
+            seed=args.seed,
+            allowed_special=allowed,
+            disallowed_special=disallowed,
+        )
+    except NotImplementedError as e:
+        raise CommandError(str(e)) from None
+    _write_text((json.dumps(ids) if args.json else " ".join(map(str, ids))) + "\n")
+    return 0
+
+
 def cmd_encode(args: argparse.Namespace) -> int:
     tokenizer = _load(args.model)
     text = args.text if args.text is not None else _read_stdin_text("the text")
+    if (args.alpha is not None or args.seed is not None) and not args.sample:
+        raise CommandError("--alpha and --seed go with --sample")
+    if args.nbest is not None or args.sample:
+        if args.sample and args.alpha is None:
+            args.alpha = 0.1
+        try:
+            return _encode_unigram(tokenizer, text, args)
+        except DisallowedSpecialError as e:
+            raise CommandError(str(e).splitlines()[0]) from None
     if args.ordinary:
         ids = tokenizer.encode_ordinary(text)
     else:
@@ -420,7 +501,7 @@ def _model_argument(command: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Train and use exact byte-level BPE tokenizers.",
+        description="Train and use exact subword tokenizers: byte-level BPE and the unigram LM.",
         epilog=f"First time? Run `{PROG} demo`.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -429,7 +510,8 @@ def build_parser() -> argparse.ArgumentParser:
     train_cmd = commands.add_parser(
         "train",
         help="train a tokenizer on text files or stdin",
-        description="Train byte-level BPE on UTF-8 text files (each file is one text) or stdin.",
+        description="Train byte-level BPE or a unigram LM on UTF-8 text files (each file is one "
+        "text) or stdin.",
     )
     train_cmd.add_argument(
         "files", nargs="*", metavar="FILE", help="UTF-8 text files; '-' or none: read stdin"
@@ -455,12 +537,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TOKEN",
         help="a special token (repeat for more; ids 0, 1, ... in the order given)",
     )
+    train_cmd.add_argument(
+        "--model",
+        choices=["bpe", "unigram"],
+        default="bpe",
+        help="bpe: byte-level BPE (default); unigram: the unigram language model "
+        "(SentencePiece's algorithm)",
+    )
     pre = train_cmd.add_mutually_exclusive_group()
     pre.add_argument(
         "--pretokenizer",
-        choices=list(BUILTIN_PATTERNS),
-        default="gpt2",
-        help="how text is cut before merging (default: gpt2)",
+        choices=[*BUILTIN_PATTERNS, "metaspace"],
+        default=None,
+        help="how text is cut into pieces (default: gpt2 for bpe, metaspace for unigram: "
+        "SentencePiece's words, a space written as ▁ at the front of each)",
     )
     pre.add_argument(
         "--pretokenizer-regex",
@@ -471,9 +561,43 @@ def build_parser() -> argparse.ArgumentParser:
     train_cmd.add_argument(
         "--min-frequency",
         type=_at_least(1),
-        default=1,
+        default=None,
         metavar="K",
-        help="stop when the most frequent pair occurs fewer than K times (default: 1)",
+        help="bpe: stop when the most frequent pair occurs fewer than K times (default: 1)",
+    )
+    uni = train_cmd.add_argument_group("unigram options (SentencePiece's names and defaults)")
+    uni.add_argument(
+        "--character-coverage",
+        type=float,
+        metavar="F",
+        help="share of character occurrences the kept characters cover (default: 0.9995)",
+    )
+    uni.add_argument(
+        "--max-piece-length", type=_at_least(1), metavar="N", help="in characters (default: 16)"
+    )
+    uni.add_argument(
+        "--seed-size",
+        type=_at_least(1),
+        metavar="N",
+        help="frequent substrings to start from (default: 1000000)",
+    )
+    uni.add_argument(
+        "--shrinking-factor",
+        type=float,
+        metavar="F",
+        help="share of pieces a pruning keeps (default: 0.75)",
+    )
+    uni.add_argument(
+        "--num-sub-iterations",
+        type=_at_least(1),
+        metavar="N",
+        help="EM steps between prunings (default: 2)",
+    )
+    uni.add_argument(
+        "--byte-fallback",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="characters left out become their UTF-8 byte pieces instead of <unk> (default: no)",
     )
     train_cmd.add_argument(
         "--format",
@@ -506,6 +630,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     specials.add_argument(
         "--ordinary", action="store_true", help="encode special-token text as plain text"
+    )
+    unigram_encode = encode_cmd.add_mutually_exclusive_group()
+    unigram_encode.add_argument(
+        "--nbest",
+        type=_at_least(1),
+        metavar="K",
+        help="unigram: the K best segmentations, one per line: log-probability, tab, ids",
+    )
+    unigram_encode.add_argument(
+        "--sample",
+        action="store_true",
+        help="unigram: a segmentation drawn with probability ∝ P^alpha (subword regularization)",
+    )
+    encode_cmd.add_argument("--alpha", type=float, metavar="A", help="with --sample (default: 0.1)")
+    encode_cmd.add_argument(
+        "--seed", type=int, metavar="S", help="with --sample: reproducible draws"
     )
     encode_cmd.set_defaults(run=cmd_encode)
 

@@ -16,6 +16,7 @@ Where the model comes from decides the exact behaviour ("flavor"):
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections.abc import Iterable, Sequence
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Literal, Optional, Union
 
 from . import _native
-from .model import SentencePieceModel
+from .model import SentencePieceModel, SentencePieceNormalizer
 from .tokenizer import SpecialSet, _batch_surrogate_error, _check_ids, _on_text
 
 FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
@@ -244,12 +245,17 @@ class SentencePieceTokenizer:
         return ids
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
-        """The text of ``ids``, as the model's own library decodes it."""
+        """The text of ``ids``, as the model's own library decodes it
+        (sentencepiece's ``decode``, tokenizers' ``decode(ids,
+        skip_special_tokens=False)``; for a bytepair model special tokens
+        decode to their text, ``<unk>`` to ``⁇``)."""
         ids = self._check(ids)
         if self._flavor == "sentencepiece":
             from .reference import sentencepiece
 
-            return sentencepiece.decode(self._model, ids)
+            return sentencepiece.decode(self._model, ids, self._extra)
+        if self._flavor == "tokenizers":
+            return self._decode_like_tokenizers(ids)
         model = self._model
         parts: list[tuple[str, bool]] = []  # (text, is_special)
         pending = bytearray()
@@ -268,10 +274,51 @@ class SentencePieceTokenizer:
         if pending:
             parts.append((pending.decode("utf-8", errors=errors), False))
         if model.pretokenizer is None:
-            if parts and not parts[0][1] and parts[0][0].startswith(METASPACE):
-                parts[0] = (parts[0][0][1:], False)
+            # Text at the start and after each special began with the dummy '▁'.
+            parts = [
+                (t[1:], special)
+                if not special and (i == 0 or parts[i - 1][1]) and t.startswith(METASPACE)
+                else (t, special)
+                for i, (t, special) in enumerate(parts)
+            ]
             parts = [(t if special else t.replace(METASPACE, " "), special) for t, special in parts]
         return "".join(t for t, _ in parts)
+
+    def _decode_like_tokenizers(self, ids: list[int]) -> str:
+        """tokenizers' ByteFallback then Metaspace decoders: byte pieces
+        become their UTF-8 (U+FFFD per byte of an invalid run), ``▁`` a
+        space, and the first token loses its leading space when a prefix
+        was added."""
+        from .formats.hf_unigram import prepend_scheme
+
+        model = self._model
+        tokens: list[str] = []
+        pending = bytearray()
+        for i in ids:
+            piece, kind = model.pieces[i], model.kinds[i]
+            if kind == "byte":
+                pending.append(int(piece[3:5], 16))
+                continue
+            if pending:
+                try:
+                    tokens.append(pending.decode("utf-8"))
+                except UnicodeDecodeError:
+                    tokens.extend("\ufffd" * len(pending))
+                pending.clear()
+            tokens.append(piece)
+        if pending:
+            try:
+                tokens.append(pending.decode("utf-8"))
+            except UnicodeDecodeError:
+                tokens.extend("\ufffd" * len(pending))
+        strip_first = prepend_scheme(model, self._extra) != "never"
+        out = []
+        for n, token in enumerate(tokens):
+            token = token.replace(METASPACE, " ")
+            if n == 0 and strip_first and token.startswith(" "):
+                token = token[1:]
+            out.append(token)
+        return "".join(out)
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         return self.decode(ids, errors="surrogateescape").encode("utf-8", errors="surrogateescape")
@@ -335,7 +382,13 @@ class SentencePieceTokenizer:
         path = Path(path)
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
-        hf_unigram.save(self._model, path, self._extra if self._flavor == "tokenizers" else None)
+        if self._flavor == "tokenizers":
+            hf_unigram.save(self._model, path, self._extra)
+        elif self._flavor == "sentencepiece":
+            hf_unigram.save(self._model, path, hf_unigram.default_pipeline(self._model))
+        else:
+            model, pipeline = _for_tokenizers(self._model)
+            hf_unigram.save(model, path, pipeline)
 
     def __reduce__(self):
         return (_rebuild, (self._model, self._flavor, self._extra))
@@ -345,6 +398,80 @@ class SentencePieceTokenizer:
             f"<SentencePieceTokenizer {self._model.algorithm} flavor={self._flavor!r} "
             f"n_vocab={self.n_vocab} special={len(self._special_index)}>"
         )
+
+
+def _for_tokenizers(model: SentencePieceModel):
+    """A bytepair-trained model as tokenizers must see it to give our ids.
+
+    tokenizers puts every vocabulary entry in the lattice, whatever its kind,
+    so ``<unk>``, the specials and the byte pieces get a score far below any
+    piece (text such as ``"<0x41>"`` must not match the byte piece); the
+    score of an unknown character moves with them, which changes no
+    segmentation unless the text spells such a piece out with characters the
+    vocabulary left out. A ``Prepend("▁")`` normalizer gives each piece of
+    text between added tokens its dummy ``▁`` (Metaspace adds none); specials
+    are added tokens, cut out first (as ``encode(..., allowed_special="all")``).
+    """
+    import dataclasses
+
+    from .formats.hf_unigram import AddedToken, HFPipeline, Prepend
+
+    if model.pretokenizer is not None:
+        raise ValueError(
+            f"saving a unigram model cut by the {model.pretokenizer.name!r} pre-tokenizer as "
+            "tokenizer.json is not supported; train it with pretokenizer='metaspace'"
+        )
+    lowest = min(s for s, k in zip(model.scores, model.kinds) if k == "normal")
+    scores = tuple(
+        s if k == "normal" else lowest - 1000.0 for s, k in zip(model.scores, model.kinds)
+    )
+    added = tuple(
+        AddedToken(i, p, special=True, normalized=False)
+        for i, (p, k) in enumerate(zip(model.pieces, model.kinds))
+        if k == "control"
+    )
+    decoder = {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "Replace", "pattern": {"String": METASPACE}, "content": " "},
+            {"type": "ByteFallback"},
+            {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+        ],
+    }
+    pipeline = HFPipeline(
+        normalizers=(Prepend(METASPACE),), added_tokens=added, decoder=json.dumps(decoder)
+    )
+    normalizer = dataclasses.replace(model.normalizer, add_dummy_prefix=False)
+    return dataclasses.replace(model, scores=scores, normalizer=normalizer), pipeline
+
+
+def from_tokenizers_file(model: SentencePieceModel, pipeline) -> SentencePieceTokenizer:
+    """The tokenizer for a Unigram ``tokenizer.json``. A file this library
+    wrote for a model it trained (:func:`_for_tokenizers`'s shape) gives the
+    same ids under both libraries' rules, so it loads as a bytepair model,
+    with n-best and sampling; any other file follows tokenizers' rules."""
+    import dataclasses
+
+    from .formats.hf_unigram import Prepend
+
+    controls = {i for i, k in enumerate(model.kinds) if k == "control"}
+    ours = (
+        model.algorithm == "unigram"
+        and pipeline.normalizers == (Prepend(METASPACE),)
+        and not pipeline.whitespace_split
+        and not model.normalizer.precompiled_charsmap
+        and not model.normalizer.add_dummy_prefix
+        and model.normalizer.split_on_whitespace
+        and set(model.kinds) <= {"normal", "unknown", "control", "byte"}
+        and model.kinds.count("unknown") == 1
+        and all(t.special and not t.normalized for t in pipeline.added_tokens)
+        and {t.id for t in pipeline.added_tokens} == controls
+    )
+    if not ours:
+        return SentencePieceTokenizer(model, flavor="tokenizers", extra=pipeline)
+    normalizer = SentencePieceNormalizer(remove_extra_whitespaces=False, split_on_whitespace=True)
+    return SentencePieceTokenizer(dataclasses.replace(model, normalizer=normalizer))
 
 
 def _rebuild(model: SentencePieceModel, flavor: str, extra: object) -> SentencePieceTokenizer:

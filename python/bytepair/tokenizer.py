@@ -330,12 +330,27 @@ class Tokenizer:
         )
 
 
-def load(path: Union[str, os.PathLike]) -> Tokenizer:
-    """Loads a tokenizer: a ``tokenizer.json`` file, or a directory holding
+def load(path: Union[str, os.PathLike]):
+    """Loads a tokenizer: a ``tokenizer.json`` file (byte-level BPE, or
+    Unigram: a :class:`SentencePieceTokenizer` with tokenizers' ids), a
+    SentencePiece ``.model`` file (a :class:`SentencePieceTokenizer` with
+    sentencepiece's ids), a ``.tiktoken`` file, or a directory holding
     ``tokenizer.json`` or GPT-2's ``vocab.json`` + ``merges.txt``."""
-    from .formats import load_model
+    from .formats import hf_unigram, load_model
+    from .formats import sentencepiece as sentencepiece_format
+    from .formats.huggingface import UnigramFile
+    from .sentencepiece_tokenizer import SentencePieceTokenizer, from_tokenizers_file
 
-    model = load_model(path)
+    path = Path(path)
+    if path.is_file() and path.suffix == ".model":
+        proto = sentencepiece_format.load_proto(path)
+        model = sentencepiece_format.model_from_proto(proto, str(path))
+        unk_surface = sentencepiece_format.unk_surface(proto)
+        return SentencePieceTokenizer(model, flavor="sentencepiece", extra=unk_surface)
+    try:
+        model = load_model(path)
+    except UnigramFile as found:
+        return from_tokenizers_file(*hf_unigram.load(found.source))
     try:
         return Tokenizer(model)
     except ValueError as e:

@@ -86,9 +86,8 @@ impl PretokenCounts {
     }
 
     /// Counts SentencePiece-style words (unigram training's default): each
-    /// space becomes `▁`, a `▁` goes in front of the text (not in front of
-    /// text that follows a special token), and words start at every `▁`:
-    /// `"a  b"` -> `▁a`, `▁`, `▁b`.
+    /// space becomes `▁`, a `▁` goes in front of each piece of text between
+    /// special tokens, and words start at every `▁`: `"a  b"` -> `▁a`, `▁`, `▁b`.
     pub fn add_texts_metaspace(&mut self, texts: &[&str], special: &SpecialTokens) -> Result<()> {
         // (chunk, whether it starts its text): long texts are cut before a space.
         let chunks: Vec<(&str, bool)> = if special.is_empty() {
@@ -114,7 +113,9 @@ impl PretokenCounts {
                     let mut index = 0;
                     special.split(chunk, Selection::All, |segment| {
                         if let Segment::Text(text) = segment {
-                            let dummy = starts_text && index == 0;
+                            // Every piece of text gets the dummy `▁` but the
+                            // continuation of a long text cut into chunks.
+                            let dummy = starts_text || index > 0;
                             for (i, piece) in split_before_spaces(text, dummy).enumerate() {
                                 let into = if dummy && i == 0 {
                                     &mut initial
@@ -192,9 +193,10 @@ mod tests {
         assert_eq!(counted(&[" a", ""], &[]), vec![w("_", 1), w("_a", 1)]);
         assert_eq!(
             counted(&["x<s>y z<s>"], &["<s>"]),
-            vec![w("y", 1), w("_x", 1), w("_z", 1)]
+            vec![w("_x", 1), w("_y", 1), w("_z", 1)]
         );
-        assert_eq!(counted(&["<s> y"], &["<s>"]), vec![w("_y", 1)]);
+        // The dummy `▁` after a special token, then the text's own space.
+        assert_eq!(counted(&["<s> y"], &["<s>"]), vec![w("_", 1), w("_y", 1)]);
     }
 
     #[test]

@@ -85,7 +85,15 @@ class AddedToken:
     normalized: bool = False
 
 
-NormalizerStep = Union[str, Replace]  # PRECOMPILED or a Replace
+@dataclass(frozen=True)
+class Prepend:
+    """A ``Prepend`` normalizer: ``prepend`` goes in front of every non-empty
+    piece of text (each piece between added tokens)."""
+
+    prepend: str
+
+
+NormalizerStep = Union[str, Replace, Prepend]  # PRECOMPILED, a Replace or a Prepend
 
 
 @dataclass(frozen=True)
@@ -285,6 +293,8 @@ def _normalizer_json(model: SentencePieceModel, pipeline: HFPipeline) -> Optiona
             steps.append(
                 {"type": "Replace", "pattern": {key: step.pattern}, "content": step.content}
             )
+        elif isinstance(step, Prepend):
+            steps.append({"type": "Prepend", "prepend": step.prepend})
         else:
             raise ValueError(f"unknown normalizer step {step!r}")
     if not steps:
@@ -592,12 +602,19 @@ class _Reader:
                 steps.append(PRECOMPILED)
             elif kind == "Replace":
                 steps.append(self.replace(item, item_where))
+            elif kind == "Prepend":
+                prepend = item.get("prepend")
+                if not isinstance(prepend, str):
+                    raise self.error(
+                        f"expected text, got {_show(prepend)}", f"{item_where}.prepend"
+                    )
+                steps.append(Prepend(prepend))
             else:
                 raise self.unsupported(
                     item_where,
                     item,
-                    "bytepair reads the normalizers Precompiled and Replace (alone or in a "
-                    "Sequence)",
+                    "bytepair reads the normalizers Precompiled, Replace and Prepend (alone or "
+                    "in a Sequence)",
                 )
         return tuple(steps), charsmap
 
@@ -701,6 +718,7 @@ __all__ = [
     "PRECOMPILED",
     "AddedToken",
     "HFPipeline",
+    "Prepend",
     "Replace",
     "default_pipeline",
     "dumps",

@@ -434,6 +434,8 @@ class _Reader:
                 kind = "WordPiece"
             else:
                 kind = "WordLevel"
+        if kind == "Unigram":
+            raise UnigramFile(self.source)
         if kind != "BPE":
             raise self.error(
                 f"model.type {_show(kind)}{told} is not supported: bytepair reads byte-level "
@@ -662,6 +664,14 @@ class _Reader:
         if self.special_strip:
             result = dataclasses.replace(result, special_token_strip=dict(self.special_strip))
         return result
+
+
+class UnigramFile(Exception):
+    """The file holds a Unigram model: :mod:`.hf_unigram` reads it."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__(source)
+        self.source = source
 
 
 class _SlowPath(Exception):

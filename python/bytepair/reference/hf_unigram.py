@@ -30,7 +30,7 @@ from typing import Optional
 import regex
 
 from ..formats.hf_regex import from_tokenizers
-from ..formats.hf_unigram import PRECOMPILED, HFPipeline, Replace
+from ..formats.hf_unigram import PRECOMPILED, HFPipeline, Prepend, Replace
 from ..model import SentencePieceModel
 from .bpe import split_special
 from .normalize import SPACE_SYMBOL, apply_charsmap_tokenizers
@@ -89,6 +89,8 @@ def normalize(model: SentencePieceModel, pipeline: HFPipeline, text: str) -> str
             text = apply_charsmap_tokenizers(text, model.normalizer.precompiled_charsmap)
         elif isinstance(step, Replace):
             text = _apply_replace(step, text)
+        elif isinstance(step, Prepend):
+            text = step.prepend + text if text else text
         else:
             raise ValueError(f"unknown normalizer step {step!r}")
     return text

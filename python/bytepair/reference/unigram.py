@@ -36,9 +36,9 @@ Choices made where docs/unigram.md is silent (the Rust core must make the same):
 - An empty text has no words (not a lone dummy ``'▁'``), so it encodes to ``[]``.
 - Special tokens are cut out of a text first (leftmost, then longest, as in
   :func:`bytepair.reference.bpe.split_special`); in training they are never
-  counted. In metaspace mode the dummy ``'▁'`` goes in front of the *text*: an
-  ordinary piece that follows a special token gets none, so decoding gives the
-  text back.
+  counted. In metaspace mode the dummy ``'▁'`` goes in front of every
+  ordinary piece of text, the one after a special token too (as tokenizers'
+  ``Prepend`` normalizer does), and decoding drops it again.
 - ``seed_size`` counts the multi-character seeds only; the covered characters
   are added on top of them.
 - Integer counts become f64 exactly (they stay far below 2**53); sums of them
@@ -61,9 +61,9 @@ Choices made where docs/unigram.md is silent (the Rust core must make the same):
 - Ids that are not normal pieces (``<unk>``, specials, ``<0xXX>``) have score 0.0.
 - Decoding: ``<unk>`` becomes ``'⁇'`` (U+2047), a special token its text, byte
   pieces are joined back to UTF-8 (``errors="replace"`` by default). In
-  metaspace mode one ``'▁'`` at the very start of the output is dropped and
-  every other ``'▁'`` becomes ``' '`` (so a ``'▁'`` typed in the input comes
-  back as a space, as in SentencePiece).
+  metaspace mode one ``'▁'`` is dropped at the start of the output and after
+  each special token, and every other ``'▁'`` becomes ``' '`` (so a ``'▁'``
+  typed in the input comes back as a space, as in SentencePiece).
 - A run of unk nodes in a word is one ``<unk>`` id (as SentencePiece and
   tokenizers do); with byte fallback each unknown character is its bytes.
 - The Viterbi tie rule (an earlier-beginning predecessor wins) means, over
@@ -198,15 +198,16 @@ def _pieces_of_text(
 ) -> list[tuple[str, bool]]:
     """``text`` as ``(word, False)`` and ``(special, True)`` items, in order.
 
-    Specials are cut out first. In metaspace mode only an ordinary piece that
-    starts the text gets the dummy ``'▁'``.
+    Specials are cut out first. In metaspace mode every ordinary piece gets
+    the dummy ``'▁'`` (HF tokenizers' ``Prepend`` normalizer does the same to
+    each piece between added tokens, so exported models give the same ids).
     """
     items: list[tuple[str, bool]] = []
-    for index, (piece, is_special) in enumerate(split_special(text, specials)):
+    for piece, is_special in split_special(text, specials):
         if is_special:
             items.append((piece, True))
         elif _is_metaspace(pretokenizer):
-            items += [(w, False) for w in metaspace_words(piece, dummy_prefix=index == 0)]
+            items += [(w, False) for w in metaspace_words(piece)]
         else:
             items += [(w, False) for w in pretokenize(piece, pretokenizer)]
     return items
@@ -1119,8 +1120,8 @@ def decode(
 
     Byte pieces are joined back into UTF-8 (invalid sequences follow
     ``errors``), ``<unk>`` is ``'⁇'``, a special token is its text. In
-    metaspace mode a ``'▁'`` at the very start is dropped and every other
-    ``'▁'`` becomes a space.
+    metaspace mode a ``'▁'`` at the start and after each special token is
+    dropped and every other ``'▁'`` becomes a space.
     """
     vocab = _vocab(model, pretokenizer)
     segments: list[tuple[str, bool]] = []  # (text, is_special)
@@ -1156,8 +1157,16 @@ def decode(
     flush()
 
     if _is_metaspace(vocab.pretokenizer):
-        if segments and not segments[0][1] and segments[0][0].startswith(METASPACE):
-            segments[0] = (segments[0][0][1:], False)
+        # Each piece of text after the start or a special began with the dummy '▁'.
+        segments = [
+            (
+                t[1:]
+                if not special and (i == 0 or segments[i - 1][1]) and t.startswith(METASPACE)
+                else t,
+                special,
+            )
+            for i, (t, special) in enumerate(segments)
+        ]
         segments = [
             (t if special else t.replace(METASPACE, " "), special) for t, special in segments
         ]

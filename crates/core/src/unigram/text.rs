@@ -45,35 +45,30 @@ impl UnigramTokenizer {
     }
 
     /// Calls `f` on each special token and word of `text` in order. In
-    /// metaspace mode only text at the very start gets the dummy `▁`, so
-    /// text after a special token decodes back as it was.
+    /// metaspace mode each piece of text between special tokens gets the
+    /// dummy `▁` (as tokenizers' Prepend normalizer does).
     fn for_each_item(
         &self,
         text: &str,
         allowed: Selection,
         mut f: impl FnMut(Item<'_>),
     ) -> Result<()> {
-        let mut index = 0;
-        self.special.split(text, allowed, |segment| {
-            let starts_text = index == 0;
-            index += 1;
-            match segment {
-                Segment::Special(id) => {
-                    f(Item::Special(id));
+        self.special.split(text, allowed, |segment| match segment {
+            Segment::Special(id) => {
+                f(Item::Special(id));
+                Ok(())
+            }
+            Segment::Text(t) => match &self.words {
+                Words::Metaspace => {
+                    for (i, piece) in split_before_spaces(t, true).enumerate() {
+                        f(Item::Word(&word_of(piece, i == 0)));
+                    }
                     Ok(())
                 }
-                Segment::Text(t) => match &self.words {
-                    Words::Metaspace => {
-                        for (i, piece) in split_before_spaces(t, starts_text).enumerate() {
-                            f(Item::Word(&word_of(piece, starts_text && i == 0)));
-                        }
-                        Ok(())
-                    }
-                    Words::Pretokenized(pretokenizer) => {
-                        pretokenizer.for_each_piece(t, |piece| f(Item::Word(piece)))
-                    }
-                },
-            }
+                Words::Pretokenized(pretokenizer) => {
+                    pretokenizer.for_each_piece(t, |piece| f(Item::Word(piece)))
+                }
+            },
         })
     }
 
