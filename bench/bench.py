@@ -3,8 +3,8 @@
 
     python bench/bench.py [SUITE ...] [--quick] [--rounds N] [--write-readme README.md]
 
-SUITE is any of encode, batch, worst, train, decode, load (default: all, in
-that order). Every figure comes after a correctness gate: encoders' ids are
+SUITE is any of encode, batch, worst, train, decode, load, unigram (default:
+all, in that order). Every figure comes after a correctness gate: encoders' ids are
 compared with tiktoken's (a row whose ids differ gets no ratio and the run
 exits with status 1), decoders must give the input back, and bytepair's
 trained merges must equal the pure-Python reference's on a slice in the same
@@ -41,7 +41,7 @@ from bench_harness import (  # noqa: E402
 
 START_MARKER = "<!-- bench:start -->"
 END_MARKER = "<!-- bench:end -->"
-SUITES = ("encode", "batch", "worst", "train", "decode", "load")
+SUITES = ("encode", "batch", "worst", "train", "decode", "load", "unigram")
 
 DEFAULTS = dict(
     rounds=5,
@@ -60,6 +60,8 @@ DEFAULTS = dict(
     train_timeout=900.0,
     ref_kb=1000.0,
     ref_vocab_size=756,
+    unigram_mb=10.0,
+    unigram_vocab_sizes=(8000, 32000),
 )
 QUICK = dict(
     rounds=1,
@@ -78,6 +80,8 @@ QUICK = dict(
     train_timeout=120.0,
     ref_kb=100.0,
     ref_vocab_size=306,
+    unigram_mb=0.5,
+    unigram_vocab_sizes=(4000,),
 )
 
 
@@ -128,7 +132,7 @@ def render(results, header: str, seconds: float) -> str:
         out += [f"  - {line}" for line in results.peer_diffs]
     elif not results.checks:
         out += ["- (no correctness check ran)"]
-    out += ["", "### Issue 4 targets", ""]
+    out += ["", "### Targets (issue 4, and issue 5 for the unigram model)", ""]
     for t in results.targets:
         verdict = {True: "**met**", False: "**NOT met**", None: "not measured"}[t.met]
         out.append(f"- {verdict} — {t.name}: {t.detail}")
@@ -222,6 +226,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--ref-vocab-size", type=int, help="vocabulary size of that check (default 756: 500 merges)"
     )
     p.add_argument(
+        "--unigram-mb", type=float, help="unigram: MB of large_en to train on (default 10)"
+    )
+    p.add_argument(
+        "--unigram-vocab-sizes",
+        type=lambda text: tuple(int(v) for v in text.split(",")),
+        help="unigram: vocabulary sizes, comma-separated (default 8000,32000)",
+    )
+    p.add_argument(
         "--data", help="the shared data folder (default $BYTEPAIR_SHARED_DATA, else ../shared/data)"
     )
     p.add_argument(
@@ -262,6 +274,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     import bench_encode
     import bench_load
     import bench_train
+    import bench_unigram
     import bench_worst
 
     results = Results()
@@ -277,6 +290,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             ({"worst"}, lambda: bench_worst.run(args, ctx, results)),
             ({"train"}, lambda: bench_train.run(args, ctx, results)),
             ({"load"}, lambda: bench_load.run(args, ctx, results)),
+            ({"unigram"}, lambda: bench_unigram.run(args, ctx, results)),
         ]
         for names, run_suite in plan:
             if not args.suites & names:
@@ -301,11 +315,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         "Training",
         "Decoding",
         "Loading",
+        "Unigram",
     ]
     results.sections.sort(
         key=lambda s: next(i for i, o in enumerate(order) if s.title.startswith(o))
     )
-    results.targets.sort(key=lambda t: t.name.split(".")[0])
+    results.targets.sort(key=lambda t: (t.name.startswith("issue"), t.name.split(".")[0]))
     report = render(results, header, time.perf_counter() - started)
     print(report, flush=True)
     log(f"done in {time.perf_counter() - started:.0f} s")

@@ -117,20 +117,38 @@ impl Chosen {
 #[pyclass(frozen, module = "bytepair._native")]
 struct CoreBPE {
     inner: bytepair_core::Tokenizer,
-    /// One Python int per id, made on first use: a list of ids then costs a
-    /// reference count per id instead of allocating an int object each.
+    ints: IdInts,
+}
+
+/// One Python int per id of a vocabulary, made on first use: a list of ids
+/// then costs a reference count per id instead of allocating an int each.
+struct IdInts {
+    size: usize,
     ints: OnceLock<Vec<Py<PyInt>>>,
 }
 
-impl CoreBPE {
-    /// `ids` as a Python list of the shared int objects.
-    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+impl IdInts {
+    fn new(size: usize) -> Self {
+        Self {
+            size,
+            ints: OnceLock::new(),
+        }
+    }
+
+    /// `ids` (all below the vocabulary size) as a list of the shared ints.
+    fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         let ints = self.ints.get_or_init(|| {
-            (0..self.inner.vocab().len() as u32)
+            (0..self.size as u32)
                 .map(|id| id.into_pyobject(py).map(Bound::unbind).expect("an int"))
                 .collect()
         });
         PyList::new(py, ids.iter().map(|&id| ints[id as usize].bind(py)))
+    }
+}
+
+impl CoreBPE {
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        self.ints.list(py, ids)
     }
 
     fn chosen(&self, allowed: Vec<usize>, disallowed: Vec<usize>) -> (Chosen, Chosen) {
@@ -242,9 +260,10 @@ impl CoreBPE {
                 None => Ok(vocab),
             }
         })?;
+        let ints = IdInts::new(vocab.len());
         Ok(Self {
             inner: bytepair_core::Tokenizer::new(vocab, pretokenizer),
-            ints: OnceLock::new(),
+            ints,
         })
     }
 
@@ -567,6 +586,7 @@ fn train_bpe(
 #[pyclass(frozen, module = "bytepair._native")]
 struct CoreUnigram {
     inner: bytepair_core::unigram::UnigramTokenizer,
+    ints: IdInts,
 }
 
 fn unigram_kind(kind: &str) -> Result<bytepair_core::unigram::Kind, Error> {
@@ -612,6 +632,7 @@ impl CoreUnigram {
         pattern: Option<&str>,
     ) -> PyResult<Self> {
         use bytepair_core::unigram::{UnigramModel, UnigramTokenizer, Words};
+        let size = pieces.len();
         let inner = without_gil(py, || {
             let kinds = kinds
                 .iter()
@@ -635,20 +656,24 @@ impl CoreUnigram {
                 words,
             ))
         })?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            ints: IdInts::new(size),
+        })
     }
 
-    fn encode(
+    fn encode<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
-    ) -> PyResult<Vec<u32>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let (allowed, disallowed) = self.chosen(allowed, disallowed);
-        unless_disallowed(py, self.inner.special(), text, &disallowed, || {
+        let ids = unless_disallowed(py, self.inner.special(), text, &disallowed, || {
             self.inner.encode(text, allowed.selection())
-        })
+        })?;
+        self.ints.list(py, &ids)
     }
 
     /// Many texts in parallel, after checking them all for disallowed specials.

@@ -3,6 +3,7 @@
 //! each word is segmented on its own lattice.
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::UnigramModel;
 use crate::error::Result;
@@ -26,10 +27,31 @@ pub struct UnigramTokenizer {
     words: Words,
 }
 
-enum Item<'w> {
+enum Item<'t> {
     Special(u32),
-    Word(&'w str),
+    /// A metaspace word: a slice of the text, spaces not yet written as `▁`,
+    /// and whether it takes the dummy `▁` in front.
+    Metaspace(&'t str, bool),
+    /// A word cut by a pre-tokenizer: a slice of the text as it is.
+    Piece(&'t str),
 }
+
+impl Item<'_> {
+    /// Calls `f` with the word this item stands for (None for a special).
+    fn with_word<T>(&self, f: impl FnOnce(&str) -> T) -> Option<T> {
+        match *self {
+            Item::Special(_) => None,
+            Item::Metaspace(piece, dummy) => Some(f(&word_of(piece, dummy))),
+            Item::Piece(piece) => Some(f(piece)),
+        }
+    }
+}
+
+/// Texts at least this long (bytes) keep the ids of each distinct word for
+/// the call: prose repeats its words, and a lattice costs far more than a lookup.
+const CACHE_MIN_TEXT: usize = 1 << 12;
+/// The per-call cache is dropped when it holds this many words.
+const CACHE_LIMIT: usize = 1 << 16;
 
 impl UnigramTokenizer {
     pub fn new(model: UnigramModel, special: SpecialTokens, words: Words) -> Self {
@@ -47,11 +69,11 @@ impl UnigramTokenizer {
     /// Calls `f` on each special token and word of `text` in order. In
     /// metaspace mode each piece of text between special tokens gets the
     /// dummy `▁` (as tokenizers' Prepend normalizer does).
-    fn for_each_item(
+    fn for_each_item<'t>(
         &self,
-        text: &str,
+        text: &'t str,
         allowed: Selection,
-        mut f: impl FnMut(Item<'_>),
+        mut f: impl FnMut(Item<'t>),
     ) -> Result<()> {
         self.special.split(text, allowed, |segment| match segment {
             Segment::Special(id) => {
@@ -61,12 +83,12 @@ impl UnigramTokenizer {
             Segment::Text(t) => match &self.words {
                 Words::Metaspace => {
                     for (i, piece) in split_before_spaces(t, true).enumerate() {
-                        f(Item::Word(&word_of(piece, i == 0)));
+                        f(Item::Metaspace(piece, i == 0));
                     }
                     Ok(())
                 }
                 Words::Pretokenized(pretokenizer) => {
-                    pretokenizer.for_each_piece(t, |piece| f(Item::Word(piece)))
+                    pretokenizer.for_each_piece(t, |piece| f(Item::Piece(piece)))
                 }
             },
         })
@@ -84,9 +106,27 @@ impl UnigramTokenizer {
     /// The Viterbi segmentation of every word.
     pub fn encode(&self, text: &str, allowed: Selection) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        self.for_each_item(text, allowed, |item| match item {
-            Item::Special(id) => out.push(id),
-            Item::Word(word) => self.model.encode_word(word, &mut out),
+        // (word slice, dummy) -> where its ids already are in `out`.
+        let mut cache: FxHashMap<(&str, bool), (usize, usize)> = FxHashMap::default();
+        let use_cache = text.len() >= CACHE_MIN_TEXT;
+        self.for_each_item(text, allowed, |item| {
+            let key = match item {
+                Item::Special(id) => return out.push(id),
+                Item::Metaspace(piece, dummy) => (piece, dummy),
+                Item::Piece(piece) => (piece, false),
+            };
+            if let Some(&(start, end)) = use_cache.then(|| cache.get(&key)).flatten() {
+                out.extend_from_within(start..end);
+                return;
+            }
+            let start = out.len();
+            item.with_word(|word| self.model.encode_word(word, &mut out));
+            if use_cache {
+                if cache.len() >= CACHE_LIMIT {
+                    cache.clear();
+                }
+                cache.insert(key, (start, out.len()));
+            }
         })?;
         Ok(out)
     }
@@ -105,8 +145,10 @@ impl UnigramTokenizer {
         }
         self.for_each_item(text, allowed, |item| match item {
             Item::Special(id) => best.iter_mut().for_each(|(ids, _)| ids.push(id)),
-            Item::Word(word) => {
-                let options = self.model.nbest_word(word, k);
+            _ => {
+                let options = item
+                    .with_word(|word| self.model.nbest_word(word, k))
+                    .unwrap_or_default();
                 let mut combined: Vec<(Vec<u32>, f64)> = best
                     .iter()
                     .flat_map(|(ids, score)| {
@@ -136,7 +178,10 @@ impl UnigramTokenizer {
         let mut out = Vec::with_capacity(text.len() / 3);
         self.for_each_item(text, allowed, |item| match item {
             Item::Special(id) => out.push(id),
-            Item::Word(word) => out.extend(self.model.sample_word(word, alpha, rng)),
+            _ => out.extend(
+                item.with_word(|word| self.model.sample_word(word, alpha, rng))
+                    .unwrap_or_default(),
+            ),
         })?;
         Ok(out)
     }

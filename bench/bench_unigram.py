@@ -1,0 +1,199 @@
+"""The unigram language model: bytepair vs SentencePiece's own trainer on the
+same lines, same vocabulary size and settings (issue 5): training time,
+held-out quality (log-likelihood per byte, bytes per token) and Viterbi
+encoding throughput, one thread each for encoding."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import warnings
+from pathlib import Path
+
+from bench_harness import (
+    MB,
+    Results,
+    Section,
+    Target,
+    fmt_seconds,
+    fmt_size,
+    load_corpus,
+    log,
+    md_table,
+    optional_import,
+    timed,
+)
+
+UNK_PENALTY = 10.0  # an unknown piece scores min_score - 10 in both libraries
+
+
+def lines_of(text: str) -> list[str]:
+    """Non-empty lines: sentencepiece trains on lines, so both tools get these."""
+    return [line for line in text.split("\n") if line.strip()]
+
+
+def corpora(args, data: Path) -> list[tuple[str, list[str], list[str]]]:
+    """(name, training lines, held-out lines) for English and Japanese."""
+    size = int(args.unigram_mb * MB)
+    en = lines_of(load_corpus(data, "en", size + size // 10).text)
+    cut = int(len(en) * 10 / 11)
+    out = [(f"large_en {fmt_size(size)}", en[:cut], en[cut:])]
+    novel = data / "corpus" / "small" / "wagahaiwa_nekodearu.txt"
+    if novel.is_file():
+        ja = lines_of(novel.read_text(encoding="utf-8-sig").replace("\r\n", "\n"))
+        cut = int(len(ja) * 0.9)
+        out.append(("Japanese novel (wagahaiwa_nekodearu)", ja[:cut], ja[cut:]))
+    return out
+
+
+def quality(ids_of, score_of, lines: list[str]) -> tuple[float, float]:
+    """(log-likelihood per byte of the Viterbi segmentation, bytes per token)."""
+    total_bytes = total_tokens = 0
+    log_likelihood = 0.0
+    for line in lines:
+        ids = ids_of(line)
+        total_bytes += len(line.encode("utf-8"))
+        total_tokens += len(ids)
+        log_likelihood += sum(score_of(i) for i in ids)
+    return log_likelihood / total_bytes, total_bytes / max(total_tokens, 1)
+
+
+def train_sentencepiece(spm, lines: list[str], vocab: int):
+    """(seconds, processor) of sentencepiece's unigram trainer on ``lines``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus_file = Path(tmp) / "train.txt"
+        corpus_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        prefix = str(Path(tmp) / "sp")
+        options = dict(
+            input=str(corpus_file),
+            model_prefix=prefix,
+            vocab_size=vocab,
+            model_type="unigram",
+            character_coverage=0.9995,
+            normalization_rule_name="identity",
+            remove_extra_whitespaces=False,
+            input_sentence_size=0,
+            max_sentence_length=1 << 20,
+            num_threads=2,
+            minloglevel=2,
+        )
+        seconds, _, _ = timed(lambda: spm.SentencePieceTrainer.train(**options))
+        return seconds, spm.SentencePieceProcessor(model_file=prefix + ".model")
+
+
+def median_encode_seconds(encode, text: str, rounds: int) -> float:
+    return statistics.median(timed(lambda: encode(text))[0] for _ in range(rounds))
+
+
+def compare(args, spm, label: str, train_lines: list[str], heldout: list[str], vocab: int):
+    """The two rows of one corpus and vocabulary size, and the target outcomes."""
+    import bytepair
+
+    heldout_text = "\n".join(heldout)
+    mb = len(heldout_text.encode("utf-8")) / MB
+    log(f"unigram {label}: bytepair")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours_s, ours, _ = timed(
+            lambda: bytepair.train(train_lines, vocab, model="unigram", progress=False)
+        )
+    scores, kinds = ours.model.scores, ours.model.kinds
+    unk = min(s for s, k in zip(scores, kinds) if k == "normal") - UNK_PENALTY
+    ours_ll, ours_bpt = quality(
+        ours.encode_ordinary, lambda i: unk if i == 0 else scores[i], heldout
+    )
+    ours_enc = median_encode_seconds(ours.encode_ordinary, heldout_text, args.rounds)
+    rows = [
+        [
+            label,
+            "bytepair",
+            fmt_seconds(ours_s),
+            f"{ours_ll:.4f}",
+            f"{ours_bpt:.3f}",
+            f"{mb / ours_enc:.1f}",
+        ]
+    ]
+    if spm is None:
+        return rows + [[label, "sentencepiece", "not installed", "", "", ""]], None
+    log(f"unigram {label}: sentencepiece")
+    try:
+        sp_s, sp = train_sentencepiece(spm, train_lines, vocab)
+    except RuntimeError as e:
+        return rows + [[label, "sentencepiece", f"error: {e}", "", "", ""]], None
+    sp_scores = [sp.get_score(i) for i in range(sp.get_piece_size())]
+    sp_unk = (
+        min(s for i, s in enumerate(sp_scores) if not (sp.is_unknown(i) or sp.is_control(i)))
+        - UNK_PENALTY
+    )
+    sp_ll, sp_bpt = quality(
+        sp.encode, lambda i: sp_unk if sp.is_unknown(i) else sp_scores[i], heldout
+    )
+    sp_enc = median_encode_seconds(sp.encode, heldout_text, args.rounds)
+    rows.append(
+        [
+            label,
+            "sentencepiece",
+            fmt_seconds(sp_s),
+            f"{sp_ll:.4f}",
+            f"{sp_bpt:.3f}",
+            f"{mb / sp_enc:.1f}",
+        ]
+    )
+    ll_ok = ours_ll >= sp_ll - 0.01 * abs(sp_ll)
+    outcomes = {
+        "quality": (
+            ll_ok and ours_bpt >= 0.99 * sp_bpt,
+            f"{label}: log-likelihood/byte {ours_ll:.4f} vs {sp_ll:.4f}, "
+            f"bytes/token {ours_bpt:.3f} vs {sp_bpt:.3f}",
+        ),
+        "train": (ours_s <= sp_s, f"{label}: {sp_s / ours_s:.2f}× sentencepiece"),
+        "encode": (ours_enc <= sp_enc, f"{label}: {sp_enc / ours_enc:.2f}× sentencepiece"),
+    }
+    return rows, outcomes
+
+
+def run(args, ctx, results: Results) -> None:
+    spm = optional_import("sentencepiece")
+    rows = []
+    targets: dict[str, list[tuple[bool, str]]] = {"quality": [], "train": [], "encode": []}
+    for name, train_lines, heldout in corpora(args, ctx.data):
+        for vocab in args.unigram_vocab_sizes:
+            label = f"{name}, vocab {vocab:,}"
+            more, outcomes = compare(args, spm, label, train_lines, heldout, vocab)
+            rows += more
+            for key, outcome in (outcomes or {}).items():
+                targets[key].append(outcome)
+    body = md_table(
+        [
+            "corpus, vocabulary",
+            "tool",
+            "training",
+            "held-out log-likelihood / byte",
+            "held-out bytes / token",
+            "Viterbi encode MB/s (1 thread)",
+        ],
+        rows,
+        right={2, 3, 4, 5},
+    )
+    body += (
+        "\n\nBoth trained on the same lines (90% / 10% held out, by line order), same vocabulary "
+        "size, character_coverage 0.9995, no normalization (sentencepiece: "
+        "normalization_rule_name=identity, remove_extra_whitespaces=false; its other defaults, "
+        "e.g. split_by_unicode_script, stay), training once each (bytepair on this process's "
+        "threads, sentencepiece with num_threads=2). Quality: the Viterbi segmentation of each "
+        "held-out line, its summed piece log-probabilities (an unknown piece: the lowest score "
+        f"- {UNK_PENALTY:g}) per byte (higher is better), and UTF-8 bytes per token (higher: "
+        "fewer tokens). Encoding: the held-out lines joined into one text, one call, median of "
+        f"{args.rounds} rounds."
+    )
+    results.sections.append(Section("Unigram LM (issue 5)", body))
+    names = {
+        "quality": "issue 5: held-out log-likelihood per byte and bytes per token within 1% of SentencePiece's unigram trainer",
+        "train": "issue 5: unigram training no slower than SentencePiece's",
+        "encode": "issue 5: Viterbi encoding throughput at least SentencePiece's",
+    }
+    for key, outcomes in targets.items():
+        if outcomes:
+            results.targets.append(
+                Target(names[key], all(ok for ok, _ in outcomes), "; ".join(d for _, d in outcomes))
+            )
