@@ -5,10 +5,13 @@ with our ids. The command line trains and uses unigram models."""
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bytepair
 from bytepair.cli import main
@@ -50,6 +53,43 @@ def test_model_files_give_sentencepiece_ids(shared_data, name):
     ]
 
 
+def multilingual_lines(shared_data, n_bytes=300_000):
+    import gzip
+
+    with gzip.open(shared_data / "corpus" / "large_multilingual.txt.gz", "rb") as f:
+        text = f.read(n_bytes).decode("utf-8", errors="ignore")
+    return [line for line in text.split("\n") if line.strip()]
+
+
+@pytest.mark.parametrize("name", SP_MODELS)
+def test_model_files_on_multilingual_text_and_whole_paragraphs(shared_data, name):
+    path = shared_data / "models" / "sentencepiece" / f"{name}.model"
+    tok, peer = bytepair.load(path), spm.SentencePieceProcessor(model_file=str(path))
+    lines = multilingual_lines(shared_data)
+    assert tok.encode_batch(lines, disallowed_special=()) == peer.encode(lines)
+    paragraphs = ["\n".join(lines[i : i + 200]) for i in range(0, len(lines), 200)]
+    assert [tok.encode_ordinary(p) for p in paragraphs] == peer.encode(paragraphs)
+
+
+@settings(max_examples=200)
+@given(text=st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=60))
+def test_model_files_on_hypothesis_text(shared_data, text):
+    for name in ("sp_test_model", "llama2_tokenizer"):
+        path = shared_data / "models" / "sentencepiece" / f"{name}.model"
+        tok = _loaded(path)
+        assert tok.encode_ordinary(text) == _processor(path).encode(text)
+
+
+@functools.cache
+def _loaded(path):
+    return bytepair.load(path)
+
+
+@functools.cache
+def _processor(path):
+    return spm.SentencePieceProcessor(model_file=str(path))
+
+
 def test_t5_tokenizer_json_gives_tokenizers_ids(shared_data):
     path = shared_data / "models" / "hf" / "t5-small.tokenizer.json"
     tok = bytepair.load(path)
@@ -60,6 +100,9 @@ def test_t5_tokenizer_json_gives_tokenizers_ids(shared_data):
         assert tok.decode(record["ids"]) == record["decoded"]
     for text in corpus_lines(shared_data, 90):
         assert tok.encode_ordinary(text) == peer.encode(text, add_special_tokens=False).ids
+    lines = multilingual_lines(shared_data)
+    expected = [e.ids for e in peer.encode_batch(lines, add_special_tokens=False)]
+    assert tok.encode_batch(lines, disallowed_special=()) == expected
 
 
 @pytest.fixture(scope="module")

@@ -75,3 +75,73 @@ class HfBpeDocument:
     ) -> Optional[tuple[list[Optional[bytes]], list[tuple[int, int]]]]: ...
 
 def split_hf_bpe(text: str) -> Optional[HfBpeDocument]: ...
+
+class CoreUnigram:
+    def __init__(
+        self,
+        pieces: list[str],
+        scores: list[float],
+        kinds: list[str],
+        unk_id: Optional[int],
+        byte_fallback: bool,
+        max_piece_length: int,
+        special_tokens: list[tuple[str, int]],
+        pretokenizer: str,
+        pattern: Optional[str] = None,
+    ) -> None: ...
+    def encode(self, text: str, allowed: list[int], disallowed: list[int]) -> list[int]: ...
+    def encode_batch(
+        self, texts: list[str], allowed: list[int], disallowed: list[int]
+    ) -> list[list[int]]: ...
+    def nbest(
+        self, text: str, allowed: list[int], disallowed: list[int], k: int
+    ) -> list[tuple[list[int], float]]: ...
+    def sample(
+        self, text: str, allowed: list[int], disallowed: list[int], alpha: float, seed: int
+    ) -> list[int]: ...
+    def sample_batch(
+        self, texts: list[str], allowed: list[int], alpha: float, seed: int
+    ) -> list[list[int]]: ...
+
+def train_unigram(
+    counter: PretokenCounter,
+    vocab_size: int,
+    special_tokens: list[str],
+    character_coverage: float,
+    max_piece_length: int,
+    seed_size: int,
+    shrinking_factor: float,
+    num_sub_iterations: int,
+    byte_fallback: bool,
+    progress: Optional[Callable[[str, int], None]] = None,
+) -> tuple[
+    list[str], list[float], list[str], list[tuple[int, list[float], int, Optional[int]]]
+]: ...
+
+class CoreSentencePiece:
+    def __init__(
+        self,
+        pieces: list[str],
+        scores: list[float],
+        kinds: list[str],
+        algorithm: str,
+        byte_fallback: bool,
+        normalizer: tuple[bytes, bool, bool, bool, bool],
+    ) -> None: ...
+    def encode(self, text: str) -> list[int]: ...
+    def encode_batch(self, texts: list[str]) -> list[list[int]]: ...
+
+class CoreHfUnigram:
+    def __init__(
+        self,
+        pieces: list[str],
+        scores: list[float],
+        unk_id: Optional[int],
+        byte_fallback: bool,
+        normalizers: list[tuple[str, object]],
+        whitespace_split: bool,
+        metaspace: tuple[str, str, bool],
+        added_tokens: list[tuple[str, int, bool]],
+    ) -> None: ...
+    def encode(self, text: str) -> list[int]: ...
+    def encode_batch(self, texts: list[str]) -> list[list[int]]: ...

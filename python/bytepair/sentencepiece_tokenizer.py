@@ -58,7 +58,15 @@ def _seed(seed: object) -> int:
 class SentencePieceTokenizer:
     """A unigram (or SentencePiece BPE) tokenizer; see the module docstring."""
 
-    __slots__ = ("_model", "_flavor", "_core", "_special_index", "_training", "_extra")
+    __slots__ = (
+        "_model",
+        "_flavor",
+        "_core",
+        "_foreign_core",
+        "_special_index",
+        "_training",
+        "_extra",
+    )
 
     def __init__(
         self,
@@ -79,7 +87,12 @@ class SentencePieceTokenizer:
         ]
         self._special_index = {text: n for n, (text, _) in enumerate(specials)}
         self._core = None
-        if flavor == "bytepair":
+        self._foreign_core = None
+        if flavor == "sentencepiece":
+            self._foreign_core = _sentencepiece_core(model)
+        elif flavor == "tokenizers":
+            self._foreign_core = _tokenizers_core(model, extra)
+        elif flavor == "bytepair":
             pre = model.pretokenizer
             normal_lengths = [len(p) for p, k in zip(model.pieces, model.kinds) if k == "normal"]
             self._core = _native.CoreUnigram(
@@ -111,17 +124,18 @@ class SentencePieceTokenizer:
                 )
         return sorted(index[t] for t in allowed), sorted(index[t] for t in disallowed)
 
+    @staticmethod
+    def _no_specials_here(allowed: list[int], disallowed: list[int]) -> None:
+        if allowed or disallowed:
+            raise ValueError(
+                "special tokens of a loaded SentencePiece / tokenizers model are not cut out "
+                "of text here; use encode_ordinary (the ids its own library gives)"
+            )
+
     def _foreign(self, text: str) -> list[int]:
-        """Ids of a loaded SentencePiece / tokenizers model (plain text)."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
-        if self._flavor == "sentencepiece":
-            from .reference import sentencepiece
-
-            return sentencepiece.encode(self._model, text)
-        from .reference import hf_unigram
-
-        return hf_unigram.encode(self._model, self._extra, text)
+        """Ids of a loaded SentencePiece / tokenizers model (plain text), by
+        the core's port of that library's rules."""
+        return _on_text(self._foreign_core.encode, text)
 
     def encode(
         self,
@@ -136,11 +150,7 @@ class SentencePieceTokenizer:
         for its library's ids)."""
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
         if self._core is None:
-            if allowed or disallowed:
-                raise ValueError(
-                    "special tokens of a loaded SentencePiece / tokenizers model are not cut out "
-                    "of text here; use encode_ordinary (the ids its own library gives)"
-                )
+            self._no_specials_here(allowed, disallowed)
             return self._foreign(text)
         return _on_text(self._core.encode, text, allowed, disallowed)
 
@@ -162,15 +172,11 @@ class SentencePieceTokenizer:
         from .tokenizer import Tokenizer
 
         texts = Tokenizer._checked_batch(texts)
-        if self._core is None:
-            return [
-                self.encode(
-                    t, allowed_special=allowed_special, disallowed_special=disallowed_special
-                )
-                for t in texts
-            ]
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
         try:
+            if self._core is None:
+                self._no_specials_here(allowed, disallowed)
+                return self._foreign_core.encode_batch(texts)
             return self._core.encode_batch(texts, allowed, disallowed)
         except UnicodeEncodeError as e:
             raise _batch_surrogate_error(e, texts) from None
@@ -444,6 +450,55 @@ def _for_tokenizers(model: SentencePieceModel):
     )
     normalizer = dataclasses.replace(model.normalizer, add_dummy_prefix=False)
     return dataclasses.replace(model, scores=scores, normalizer=normalizer), pipeline
+
+
+def _sentencepiece_core(model: SentencePieceModel):
+    """The core's port of sentencepiece's encoder for a ``.model`` file."""
+    if model.normalizer.split_on_whitespace or model.pretokenizer is not None:
+        raise ValueError("a sentencepiece model runs one lattice over the whole text")
+    n = model.normalizer
+    return _native.CoreSentencePiece(
+        list(model.pieces),
+        [float(s) for s in model.scores],
+        list(model.kinds),
+        model.algorithm,
+        model.byte_fallback,
+        (
+            bytes(n.precompiled_charsmap),
+            n.add_dummy_prefix,
+            n.remove_extra_whitespaces,
+            n.escape_whitespaces,
+            n.treat_whitespace_as_suffix,
+        ),
+    )
+
+
+def _tokenizers_core(model: SentencePieceModel, pipeline):
+    """The core's port of tokenizers' Unigram encoder for a ``tokenizer.json``."""
+    from .formats.hf_regex import from_tokenizers
+    from .formats.hf_unigram import PRECOMPILED, Prepend, Replace, prepend_scheme
+
+    steps: list[tuple[str, object]] = []
+    for step in pipeline.normalizers:
+        if step == PRECOMPILED:
+            steps.append(("precompiled", bytes(model.normalizer.precompiled_charsmap)))
+        elif isinstance(step, Replace):
+            pattern = from_tokenizers(step.pattern) if step.regex else step.pattern
+            steps.append(("replace", (pattern, step.content, step.regex)))
+        elif isinstance(step, Prepend):
+            steps.append(("prepend", step.prepend))
+        else:
+            raise ValueError(f"unknown normalizer step {step!r}")
+    return _native.CoreHfUnigram(
+        list(model.pieces),
+        [float(s) for s in model.scores],
+        model.unk_id,
+        model.byte_fallback,
+        steps,
+        pipeline.whitespace_split,
+        (METASPACE, prepend_scheme(model, pipeline), model.normalizer.split_on_whitespace),
+        [(t.content, t.id, t.normalized) for t in pipeline.added_tokens],
+    )
 
 
 def from_tokenizers_file(model: SentencePieceModel, pipeline) -> SentencePieceTokenizer:

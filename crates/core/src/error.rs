@@ -35,6 +35,12 @@ pub enum Error {
     #[error("invalid training settings: {0}")]
     InvalidTraining(String),
 
+    #[error("corrupt precompiled charsmap: {0}")]
+    InvalidCharsmap(String),
+
+    #[error("{0:?} has no piece and the model has no unknown piece")]
+    NoUnknownPiece(String),
+
     #[error("interrupted")]
     Interrupted,
 }

@@ -20,6 +20,7 @@ pub mod pretokenize;
 pub mod rank_file;
 pub mod rng;
 pub mod scan;
+pub mod sentencepiece;
 pub mod special;
 pub mod tokenizer;
 pub mod unigram;

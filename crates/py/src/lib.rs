@@ -741,6 +741,158 @@ impl CoreUnigram {
     }
 }
 
+/// SentencePiece's own encoding of a loaded `.model` (unigram or BPE):
+/// `SentencePieceProcessor.encode(text)`'s ids.
+#[pyclass(frozen, module = "bytepair._native")]
+struct CoreSentencePiece {
+    inner: bytepair_core::sentencepiece::SentencePieceEncoder,
+    ints: IdInts,
+}
+
+#[pymethods]
+impl CoreSentencePiece {
+    /// `normalizer`: (precompiled charsmap, add_dummy_prefix,
+    /// remove_extra_whitespaces, escape_whitespaces, treat_whitespace_as_suffix).
+    #[new]
+    fn new(
+        py: Python<'_>,
+        pieces: Vec<String>,
+        scores: Vec<f64>,
+        kinds: Vec<String>,
+        algorithm: &str,
+        byte_fallback: bool,
+        normalizer: (Vec<u8>, bool, bool, bool, bool),
+    ) -> PyResult<Self> {
+        use bytepair_core::sentencepiece::{Kind, SentencePieceEncoder, SpAlgorithm, SpNormalizer};
+        let size = pieces.len();
+        let inner = without_gil(py, || {
+            let kinds = kinds
+                .iter()
+                .map(|k| Kind::parse(k))
+                .collect::<Result<Vec<_>, _>>()?;
+            let algorithm = match algorithm {
+                "unigram" => SpAlgorithm::Unigram,
+                "bpe" => SpAlgorithm::Bpe,
+                other => {
+                    return Err(Error::InvalidVocabulary(format!(
+                        "algorithm {other:?}: use unigram or bpe"
+                    )))
+                }
+            };
+            let (charsmap, dummy, extra, escape, suffix) = &normalizer;
+            let normalizer = SpNormalizer::new(charsmap, *dummy, *extra, *escape, *suffix)?;
+            SentencePieceEncoder::new(pieces, scores, kinds, algorithm, byte_fallback, normalizer)
+        })?;
+        Ok(Self {
+            inner,
+            ints: IdInts::new(size),
+        })
+    }
+
+    fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = without_gil(py, || Ok(self.inner.encode(text)))?;
+        self.ints.list(py, &ids)
+    }
+
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<u32>>> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        in_parallel(py, || Ok(self.inner.encode_batch(&refs)))
+    }
+}
+
+/// tokenizers' encoding of a Unigram `tokenizer.json`:
+/// `encode(text, add_special_tokens=False).ids`.
+#[pyclass(frozen, module = "bytepair._native")]
+struct CoreHfUnigram {
+    inner: bytepair_core::sentencepiece::HfUnigramEncoder,
+    ints: IdInts,
+}
+
+#[pymethods]
+impl CoreHfUnigram {
+    /// `normalizers`: ("precompiled", charsmap) | ("replace", (pattern,
+    /// content, is_regex)) | ("prepend", text), in order; `metaspace`:
+    /// (replacement, prepend scheme, split); `added_tokens`: (content, id,
+    /// normalized).
+    #[new]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn new(
+        py: Python<'_>,
+        pieces: Vec<String>,
+        scores: Vec<f64>,
+        unk_id: Option<u32>,
+        byte_fallback: bool,
+        normalizers: Vec<(String, Bound<'_, PyAny>)>,
+        whitespace_split: bool,
+        metaspace: (char, String, bool),
+        added_tokens: Vec<(String, u32, bool)>,
+    ) -> PyResult<Self> {
+        use bytepair_core::sentencepiece::{
+            HfAddedToken, HfNormalizerStep, HfUnigramEncoder, Metaspace, PrependScheme,
+        };
+        let mut steps = Vec::with_capacity(normalizers.len());
+        for (kind, value) in &normalizers {
+            steps.push(match kind.as_str() {
+                "precompiled" => HfNormalizerStep::Precompiled(value.extract()?),
+                "replace" => {
+                    let (pattern, content, regex): (String, String, bool) = value.extract()?;
+                    HfNormalizerStep::Replace {
+                        pattern,
+                        content,
+                        regex,
+                    }
+                }
+                "prepend" => HfNormalizerStep::Prepend(value.extract()?),
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "unknown normalizer step {other:?}"
+                    )))
+                }
+            });
+        }
+        let size = pieces.len();
+        let inner = without_gil(py, || {
+            let metaspace = Metaspace {
+                replacement: metaspace.0,
+                prepend_scheme: PrependScheme::parse(&metaspace.1)?,
+                split: metaspace.2,
+            };
+            let added = added_tokens
+                .into_iter()
+                .map(|(content, id, normalized)| HfAddedToken {
+                    content,
+                    id,
+                    normalized,
+                })
+                .collect();
+            HfUnigramEncoder::new(
+                pieces,
+                scores,
+                unk_id,
+                byte_fallback,
+                steps,
+                whitespace_split,
+                metaspace,
+                added,
+            )
+        })?;
+        Ok(Self {
+            inner,
+            ints: IdInts::new(size),
+        })
+    }
+
+    fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = without_gil(py, || self.inner.encode(text))?;
+        self.ints.list(py, &ids)
+    }
+
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<u32>>> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        in_parallel(py, || self.inner.encode_batch(&refs))
+    }
+}
+
 /// Trains a unigram model on counted words (a PretokenCounter). `progress`
 /// is called as progress(stage, table_size) with stage "seeded", "em" or
 /// "pruned"; Ctrl-C stops training with KeyboardInterrupt.
@@ -934,6 +1086,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PretokenCounter>()?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_class::<CoreUnigram>()?;
+    m.add_class::<CoreSentencePiece>()?;
+    m.add_class::<CoreHfUnigram>()?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rank_file, m)?)?;
     m.add_function(wrap_pyfunction!(split_hf_bpe, m)?)?;

@@ -1,0 +1,360 @@
+//! SentencePiece's normalizer (normalizer.cc of sentencepiece 0.2.x) and
+//! HuggingFace tokenizers' reading of the same precompiled charsmap.
+//!
+//! The charsmap blob: a 4-byte little-endian size, a darts-clone
+//! double-array trie of that many bytes (u32 units, little endian), then the
+//! replacement strings, each ended by a NUL byte. The trie maps UTF-8 byte
+//! strings to the offset of their replacement. A blob is checked whole when
+//! it is read (every reachable unit and replacement), so normalizing never
+//! fails.
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::trie::DoubleArray;
+use crate::error::{Error, Result};
+
+/// What an escaped space is written as (U+2581).
+pub const SPACE_SYMBOL: &str = "\u{2581}";
+
+fn corrupt(problem: String) -> Error {
+    Error::InvalidCharsmap(problem)
+}
+
+#[inline]
+fn has_leaf(unit: u32) -> bool {
+    (unit >> 8) & 1 == 1
+}
+#[inline]
+fn value(unit: u32) -> u32 {
+    unit & 0x7FFF_FFFF
+}
+#[inline]
+fn label(unit: u32) -> u32 {
+    unit & 0x8000_00FF
+}
+#[inline]
+fn offset(unit: u32) -> usize {
+    ((unit >> 10) << ((unit & (1 << 9)) >> 6)) as usize
+}
+
+/// A precompiled charsmap: the darts-clone trie and the replacement strings.
+#[derive(Clone, Debug)]
+pub(crate) struct Charsmap {
+    units: Vec<u32>,
+    strings: Vec<u8>,
+}
+
+impl Charsmap {
+    /// Reads and checks a blob (non-empty; an empty blob means no rules).
+    pub(crate) fn new(blob: &[u8]) -> Result<Self> {
+        if blob.len() <= 4 {
+            return Err(corrupt(format!("a charsmap of {} bytes", blob.len())));
+        }
+        let trie_size = u32::from_le_bytes([blob[0], blob[1], blob[2], blob[3]]) as usize;
+        if !trie_size.is_multiple_of(4) || 4 + trie_size > blob.len() || trie_size == 0 {
+            return Err(corrupt(format!(
+                "trie size {trie_size} does not fit a blob of {} bytes",
+                blob.len()
+            )));
+        }
+        let units = blob[4..4 + trie_size]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let charsmap = Charsmap {
+            units,
+            strings: blob[4 + trie_size..].to_vec(),
+        };
+        charsmap.check()?;
+        Ok(charsmap)
+    }
+
+    /// Walks every state reachable from the root: each unit a byte can reach
+    /// must exist, and each replacement must be in range and UTF-8.
+    fn check(&self) -> Result<()> {
+        let n = self.units.len();
+        let root = offset(self.units[0]);
+        if root >= n {
+            return Err(corrupt(format!(
+                "the trie refers to unit {root} but has {n} units"
+            )));
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![root];
+        seen[root] = true;
+        while let Some(position) = stack.pop() {
+            for byte in 0..=255usize {
+                let child = position ^ byte;
+                let Some(&unit) = self.units.get(child) else {
+                    return Err(corrupt(format!(
+                        "the trie refers to unit {child} but has {n} units"
+                    )));
+                };
+                if label(unit) != byte as u32 {
+                    continue;
+                }
+                let next = child ^ offset(unit);
+                let Some(&next_unit) = self.units.get(next) else {
+                    return Err(corrupt(format!(
+                        "the trie refers to unit {next} but has {n} units"
+                    )));
+                };
+                if has_leaf(unit) {
+                    self.replacement_checked(value(next_unit))?;
+                }
+                if !seen[next] {
+                    seen[next] = true;
+                    stack.push(next);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn replacement_checked(&self, at: u32) -> Result<&[u8]> {
+        let at = at as usize;
+        if at > self.strings.len() {
+            return Err(corrupt(format!(
+                "replacement offset {at} beyond the {} bytes of strings",
+                self.strings.len()
+            )));
+        }
+        let rest = &self.strings[at..];
+        let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+        let text = &rest[..end];
+        std::str::from_utf8(text)
+            .map_err(|e| corrupt(format!("the replacement string at {at} is not UTF-8: {e}")))?;
+        Ok(text)
+    }
+
+    #[inline]
+    fn replacement(&self, at: u32) -> &[u8] {
+        let rest = self.strings.get(at as usize..).unwrap_or(&[]);
+        let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+        &rest[..end]
+    }
+
+    /// Calls `found(length, value)` for every key that is a prefix of `key`, shortest first;
+    /// stops when it returns false.
+    #[inline]
+    fn prefixes(&self, key: &[u8], mut found: impl FnMut(usize, u32) -> bool) {
+        let units = &self.units;
+        let mut position = offset(units[0]);
+        for (index, &byte) in key.iter().enumerate() {
+            position ^= byte as usize;
+            let Some(&unit) = units.get(position) else {
+                return;
+            };
+            if label(unit) != byte as u32 {
+                return;
+            }
+            position ^= offset(unit);
+            if has_leaf(unit) {
+                let Some(&v) = units.get(position) else {
+                    return;
+                };
+                if !found(index + 1, value(v)) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// (replacement, bytes consumed) of the longest rule at the start of `data`.
+    #[inline]
+    pub(crate) fn longest_match(&self, data: &[u8]) -> Option<(&[u8], usize)> {
+        let mut best = None;
+        self.prefixes(data, |length, v| {
+            best = Some((length, v));
+            true
+        });
+        best.map(|(length, v)| (self.replacement(v), length))
+    }
+
+    /// The replacement of the shortest rule that is a prefix of `data` (up to its first NUL).
+    #[inline]
+    pub(crate) fn shortest_match(&self, data: &[u8]) -> Option<&[u8]> {
+        let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+        let mut best = None;
+        self.prefixes(&data[..end], |_, v| {
+            best = Some(v);
+            false
+        });
+        best.map(|v| self.replacement(v))
+    }
+}
+
+/// SentencePiece's normalizer: the charsmap (longest rule at each position)
+/// and the whitespace rules.
+#[derive(Clone, Debug)]
+pub struct SpNormalizer {
+    charsmap: Option<Charsmap>,
+    pub add_dummy_prefix: bool,
+    pub remove_extra_whitespaces: bool,
+    pub escape_whitespaces: bool,
+    pub treat_whitespace_as_suffix: bool,
+}
+
+impl SpNormalizer {
+    /// `charsmap`: the precompiled charsmap blob, empty for no rules. A
+    /// corrupt blob is an error here; normalizing never fails.
+    pub fn new(
+        charsmap: &[u8],
+        add_dummy_prefix: bool,
+        remove_extra_whitespaces: bool,
+        escape_whitespaces: bool,
+        treat_whitespace_as_suffix: bool,
+    ) -> Result<Self> {
+        let charsmap = if charsmap.is_empty() {
+            None
+        } else {
+            Some(Charsmap::new(charsmap)?)
+        };
+        Ok(SpNormalizer {
+            charsmap,
+            add_dummy_prefix,
+            remove_extra_whitespaces,
+            escape_whitespaces,
+            treat_whitespace_as_suffix,
+        })
+    }
+
+    /// `text` as sentencepiece's Normalizer::Normalize returns it (no user-defined pieces).
+    pub fn normalize(&self, text: &str) -> String {
+        self.normalize_with(text, None)
+    }
+
+    /// NormalizePrefix: (normalized bytes, input bytes consumed) at the start of `data`.
+    #[inline]
+    fn prefix<'a>(&'a self, data: &'a [u8], user: Option<&DoubleArray>) -> (&'a [u8], usize) {
+        if let Some(user) = user {
+            let length = user.longest_prefix(data);
+            if length > 0 {
+                return (&data[..length], length);
+            }
+        }
+        if let Some(charsmap) = &self.charsmap {
+            if let Some(found) = charsmap.longest_match(data) {
+                return found;
+            }
+        }
+        // `data` is the rest of a &str: it starts with a whole character.
+        let length = utf8_len(data[0]);
+        (&data[..length], length)
+    }
+
+    /// `text` normalized; `user`: the user-defined pieces, copied as they are.
+    pub(crate) fn normalize_with(&self, text: &str, user: Option<&DoubleArray>) -> String {
+        let data = text.as_bytes();
+        if data.is_empty() {
+            return String::new();
+        }
+        let remove_extra = self.remove_extra_whitespaces;
+        let space: &[u8] = if self.escape_whitespaces {
+            SPACE_SYMBOL.as_bytes()
+        } else {
+            b" "
+        };
+        let mut position = 0;
+        if remove_extra {
+            while position < data.len() {
+                let (piece, consumed) = self.prefix(&data[position..], user);
+                if piece != b" " {
+                    break;
+                }
+                position += consumed;
+            }
+        }
+        if position == data.len() {
+            return String::new();
+        }
+        let mut out: Vec<u8> = Vec::with_capacity(data.len() + data.len() / 4 + 4);
+        if self.add_dummy_prefix && !self.treat_whitespace_as_suffix {
+            out.extend_from_slice(space);
+        }
+        let mut is_previous_space = remove_extra;
+        while position < data.len() {
+            let (mut piece, consumed) = self.prefix(&data[position..], user);
+            if is_previous_space {
+                let skip = piece.iter().take_while(|&&b| b == b' ').count();
+                piece = &piece[skip..];
+            }
+            if !piece.is_empty() {
+                if self.escape_whitespaces {
+                    for &byte in piece {
+                        if byte == b' ' {
+                            out.extend_from_slice(SPACE_SYMBOL.as_bytes());
+                        } else {
+                            out.push(byte);
+                        }
+                    }
+                } else {
+                    out.extend_from_slice(piece);
+                }
+                is_previous_space = piece.last() == Some(&b' ');
+            }
+            position += consumed;
+            if !remove_extra {
+                is_previous_space = false;
+            }
+        }
+        if remove_extra {
+            while out.ends_with(space) {
+                out.truncate(out.len() - space.len());
+            }
+        }
+        if self.add_dummy_prefix && self.treat_whitespace_as_suffix {
+            out.extend_from_slice(space);
+        }
+        // Every part is whole UTF-8: characters of `text`, checked replacements,
+        // whole user-defined pieces, and removals of whole ASCII spaces / `▁`.
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
+#[inline]
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+/// `text` through HuggingFace tokenizers' `Precompiled` normalizer: per
+/// extended grapheme cluster, a cluster shorter than 6 bytes that starts with
+/// a rule is replaced whole by the shortest such rule's replacement;
+/// otherwise each character is replaced by its shortest rule, or kept.
+pub(crate) fn apply_charsmap_tokenizers(charsmap: &Charsmap, text: &str, out: &mut String) {
+    out.reserve(text.len());
+    for cluster in text.graphemes(true) {
+        if cluster.len() < 6 {
+            if let Some(replacement) = charsmap.shortest_match(cluster.as_bytes()) {
+                push_checked(out, replacement);
+                continue;
+            }
+            if cluster.len() == 1 {
+                out.push_str(cluster);
+                continue;
+            }
+        }
+        for (at, ch) in cluster.char_indices() {
+            let bytes = &cluster.as_bytes()[at..at + ch.len_utf8()];
+            match charsmap.shortest_match(bytes) {
+                Some(replacement) => push_checked(out, replacement),
+                None => out.push(ch),
+            }
+        }
+    }
+}
+
+#[inline]
+fn push_checked(out: &mut String, replacement: &[u8]) {
+    // Reachable replacements were checked to be UTF-8 when the charsmap was read.
+    match std::str::from_utf8(replacement) {
+        Ok(s) => out.push_str(s),
+        Err(_) => out.push_str(&String::from_utf8_lossy(replacement)),
+    }
+}
