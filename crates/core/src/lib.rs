@@ -13,6 +13,7 @@
 pub mod bpe;
 pub mod count;
 pub mod decode;
+mod double_array;
 pub mod error;
 pub mod hf_json;
 pub mod metaspace;

@@ -11,9 +11,9 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use super::trie::DoubleArray;
 use super::unigram::{utf8_len, Seg};
 use super::{Kind, Tables};
+use crate::double_array::DoubleArray;
 
 #[derive(Clone, Copy)]
 struct Symbol {

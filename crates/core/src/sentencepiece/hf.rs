@@ -21,9 +21,9 @@ use fancy_regex::{NoExpand, Regex};
 use rayon::prelude::*;
 
 use super::normalize::{apply_charsmap_tokenizers, Charsmap};
-use super::trie::{DoubleArray, NONE};
 use super::unigram::{Lattice, Scratch, Seg};
 use super::UNK_PENALTY;
+use crate::double_array::{DoubleArray, NONE};
 use crate::error::{Error, Result};
 
 /// A normalizer step of the file, in order.

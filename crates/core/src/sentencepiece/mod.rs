@@ -14,15 +14,14 @@
 mod bpe;
 pub mod hf;
 mod normalize;
-mod trie;
 mod unigram;
 
 use rayon::prelude::*;
 
+use crate::double_array::{DoubleArray, NONE};
 use crate::error::{Error, Result};
 pub use hf::{HfAddedToken, HfNormalizerStep, HfUnigramEncoder, Metaspace, PrependScheme};
 pub use normalize::{SpNormalizer, SPACE_SYMBOL};
-use trie::{DoubleArray, NONE};
 use unigram::{Lattice, Scratch, Seg};
 
 /// SentencePiece's piece types.

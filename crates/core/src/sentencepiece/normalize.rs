@@ -10,7 +10,7 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::trie::DoubleArray;
+use crate::double_array::DoubleArray;
 use crate::error::{Error, Result};
 
 /// What an escaped space is written as (U+2581).

@@ -18,6 +18,7 @@ pub use lattice::lse2;
 pub use text::{UnigramTokenizer, Words};
 pub use train::{digamma, train, Progress, Round, Stage, UnigramConfig, UnigramTrained};
 
+use crate::double_array::DoubleArray;
 use crate::error::{Error, Result};
 use crate::rng::Rng;
 use lattice::{Scratch, View, UNK};
@@ -183,7 +184,7 @@ impl UnigramModel {
             .fold(f64::INFINITY, |min, s| if s < min { s } else { min })
             - UNK_PENALTY;
         Ok(UnigramModel {
-            trie: DoubleArray::build(&normal),
+            trie: DoubleArray::build(normal),
             scores,
             unk_id,
             unk_score,
@@ -372,114 +373,6 @@ fn parse_byte_piece(piece: &str) -> Option<u8> {
         return None;
     }
     u8::from_str_radix(hex, 16).ok()
-}
-
-/// A byte trie in a double array: state `s` moves on byte `c` to
-/// `t = base[s] + c` when `check[t] == s`, one array read per byte.
-#[derive(Clone, Debug)]
-struct DoubleArray {
-    units: Vec<Unit>,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Unit {
-    base: u32,
-    check: u32,
-    /// The id of the key ending here, or UNK.
-    value: u32,
-}
-
-const FREE: u32 = u32::MAX;
-/// The root's check: no state has this index.
-const ROOT: u32 = u32::MAX - 1;
-
-impl DoubleArray {
-    /// `keys`: sorted, distinct, non-empty.
-    fn build(keys: &[(&[u8], u32)]) -> Self {
-        let mut units = vec![Unit {
-            base: 0,
-            check: ROOT,
-            value: UNK,
-        }];
-        let mut next_check = 1usize;
-        // (state, depth, keys sharing the state's prefix)
-        let mut tasks = vec![(0u32, 0usize, 0usize, keys.len())];
-        let mut children: Vec<(u8, usize, usize)> = Vec::new();
-        while let Some((state, depth, mut lo, hi)) = tasks.pop() {
-            if lo < hi && keys[lo].0.len() == depth {
-                units[state as usize].value = keys[lo].1;
-                lo += 1;
-            }
-            children.clear();
-            for (i, key) in keys.iter().enumerate().take(hi).skip(lo) {
-                let c = key.0[depth];
-                match children.last_mut() {
-                    Some(last) if last.0 == c => last.2 = i + 1,
-                    _ => children.push((c, i, i + 1)),
-                }
-            }
-            let Some(&(first, _, _)) = children.first() else {
-                continue;
-            };
-            // darts' search: the first free cell that fits all children;
-            // where the array is nearly full, later searches start further on.
-            let mut pos = next_check.max(first as usize + 1);
-            let mut occupied = 0usize;
-            let mut first_free = None;
-            let base = loop {
-                if units.len() < pos + 257 {
-                    units.resize(
-                        pos + 257,
-                        Unit {
-                            base: 0,
-                            check: FREE,
-                            value: UNK,
-                        },
-                    );
-                }
-                if units[pos].check != FREE {
-                    occupied += 1;
-                    pos += 1;
-                    continue;
-                }
-                first_free.get_or_insert(pos);
-                let base = pos - first as usize;
-                if children
-                    .iter()
-                    .all(|&(c, _, _)| units[base + c as usize].check == FREE)
-                {
-                    break base;
-                }
-                pos += 1;
-            };
-            let start = first_free.unwrap_or(pos);
-            next_check = start;
-            if occupied as f64 >= 0.95 * (pos - start + 1) as f64 {
-                next_check = pos;
-            }
-            units[state as usize].base = base as u32;
-            for &(c, lo, hi) in &children {
-                let t = base + c as usize;
-                units[t].check = state;
-                tasks.push((t as u32, depth + 1, lo, hi));
-            }
-        }
-        DoubleArray { units }
-    }
-
-    #[inline]
-    fn step(&self, state: u32, byte: u8) -> Option<u32> {
-        let t = self.units[state as usize].base as usize + byte as usize;
-        match self.units.get(t) {
-            Some(unit) if unit.check == state => Some(t as u32),
-            _ => None,
-        }
-    }
-
-    #[inline]
-    fn value(&self, state: u32) -> u32 {
-        self.units[state as usize].value
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! A byte trie in a double array for the piece tables: state `s` moves on
-//! byte `c` to `t = base[s] + c` when `check[t] == s`, one array read per
-//! byte. (The same layout as the unigram module's private trie.)
+//! A byte trie in a double array (darts' layout) for the piece tables of the
+//! unigram and SentencePiece models: state `s` moves on byte `c` to
+//! `t = base[s] + c` when `check[t] == s`, one array read per byte.
 
 /// No key ends at a state.
 pub(crate) const NONE: u32 = u32::MAX;
