@@ -1,6 +1,6 @@
 """Smoke test of bench/bench.py: a tiny --quick run of every suite prints all the
 tables, its correctness lines say bytepair's ids, decodings and merges are right,
-the issue-4 summary is there, and --write-readme replaces only the marked block."""
+the issue-4 and issue-5 summaries are there, and --write-readme replaces only the marked block."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ SECTIONS = [
     "### Training",
     "### Decoding",
     "### Loading",
+    "### Unigram LM (issue 5)",
     "### Correctness",
-    "### Issue 4 targets",
+    "### Targets (issue 4, and issue 5 for the unigram model)",
 ]
 
 
@@ -52,6 +53,7 @@ def test_bench_quick_run(tmp_path):
     cmd += ["--train-mb", "0.3", "--train-small-mb", "0.1", "--vocab-size", "400"]
     cmd += ["--small-vocab-size", "300", "--train-timeout", "60"]
     cmd += ["--ref-kb", "20", "--ref-vocab-size", "290"]
+    cmd += ["--unigram-mb", "0.2", "--unigram-vocab-sizes", "3000"]
     cmd += ["--data", str(SHARED_DATA), "--write-readme", str(readme)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     out = proc.stdout
@@ -80,6 +82,7 @@ def test_bench_quick_run(tmp_path):
         assert re.search(
             rf"^- (\*\*met\*\*|\*\*NOT met\*\*|not measured) — {re.escape(number)}", out, re.M
         ), f"no target {number}:\n{out}"
+    assert re.search(r"^- (\*\*met\*\*|\*\*NOT met\*\*) — issue 5: held-out", out, re.M), out
     written = readme.read_text(encoding="utf-8")
     assert "\nold\n" not in written and "merges identical: yes" in written
     assert written.startswith("# t\n<!-- bench:start -->\n")

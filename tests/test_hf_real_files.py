@@ -631,7 +631,6 @@ def test_real_qwen2_files_normalizer_is_named(trained_for_llama3):
     ("name", "where", "named"),
     [
         ("phi-3-mini", "model.byte_fallback", "byte fallback"),
-        ("t5-small", "model.type", '"Unigram"'),
     ],
 )
 def test_unsupported_real_files_name_the_part(shared_data, name, where, named):

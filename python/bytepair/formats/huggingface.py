@@ -435,7 +435,7 @@ class _Reader:
             else:
                 kind = "WordLevel"
         if kind == "Unigram":
-            raise UnigramFile(self.source)
+            raise UnigramFile(self.source, told)
         if kind != "BPE":
             raise self.error(
                 f"model.type {_show(kind)}{told} is not supported: bytepair reads byte-level "
@@ -666,11 +666,17 @@ class _Reader:
         return result
 
 
-class UnigramFile(Exception):
-    """The file holds a Unigram model: :mod:`.hf_unigram` reads it."""
+class UnigramFile(FormatError):
+    """The file holds a Unigram model, which this BPE reader does not read;
+    :func:`bytepair.load` catches it and reads the file with :mod:`.hf_unigram`."""
 
-    def __init__(self, source: str) -> None:
-        super().__init__(source)
+    def __init__(self, source: str, told: str) -> None:
+        super().__init__(
+            source,
+            f'model.type "Unigram"{told} is a unigram model, not byte-level BPE: '
+            "bytepair.load reads it (a SentencePieceTokenizer), formats.hf_unigram.load its model",
+            "model.type",
+        )
         self.source = source
 
 
