@@ -122,6 +122,16 @@ def test_nbest_equals_sorted_enumeration(small_model, word, k):
     ]
 
 
+def test_nbest_of_a_long_text_is_fast_and_starts_with_viterbi(shared_data, small_model):
+    text = (shared_data / "corpus" / "small" / "botchan.txt").read_text(encoding="utf-8-sig")
+    tok = trained(text[:30_000], 800, byte_fallback=True)
+    long_text = text[30_000:230_000]  # 200 KB: candidates share their beginnings
+    best = tok.encode_nbest(long_text, 5)
+    assert len(best) == 5 and best[0][0] == tok.encode(long_text)
+    assert [s for _, s in best] == sorted((s for _, s in best), reverse=True)
+    assert all(tok.decode(ids) == long_text for ids, _ in best)
+
+
 @pytest.mark.parametrize("alpha", [0.1, 1.0])
 def test_sampling_draws_from_the_exact_distribution(small_model, alpha):
     tok, result = small_model

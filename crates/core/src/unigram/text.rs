@@ -138,32 +138,64 @@ impl UnigramTokenizer {
     /// The `k` best segmentations of the whole text with their total scores,
     /// best first. Words are independent, so the k best of the text combine
     /// the k best of each word (on a tie, the earlier combination first).
+    /// Candidates share their beginnings in a tree of choices, so a long
+    /// text costs O(words x k^2), not a copy of every candidate per word.
     pub fn nbest(&self, text: &str, allowed: Selection, k: usize) -> Result<Vec<(Vec<u32>, f64)>> {
-        let mut best: Vec<(Vec<u32>, f64)> = vec![(Vec::new(), 0.0)];
+        const ROOT: u32 = u32::MAX;
         if k == 0 {
             return Ok(Vec::new());
         }
-        self.for_each_item(text, allowed, |item| match item {
-            Item::Special(id) => best.iter_mut().for_each(|(ids, _)| ids.push(id)),
-            _ => {
-                let options = item
+        // The options of each word (a special token: its one id), the choice
+        // tree as (parent, word, option), and the beam as (total, tree node).
+        let mut options: Vec<Vec<(Vec<u32>, f64)>> = Vec::new();
+        let mut tree: Vec<(u32, u32, u32)> = Vec::new();
+        let mut beam: Vec<(f64, u32)> = vec![(0.0, ROOT)];
+        self.for_each_item(text, allowed, |item| {
+            let these = match item {
+                Item::Special(id) => vec![(vec![id], 0.0)],
+                _ => item
                     .with_word(|word| self.model.nbest_word(word, k))
-                    .unwrap_or_default();
-                let mut combined: Vec<(Vec<u32>, f64)> = best
-                    .iter()
-                    .flat_map(|(ids, score)| {
-                        options
-                            .iter()
-                            .map(move |(more, add)| ([&ids[..], &more[..]].concat(), score + add))
-                    })
-                    .collect();
-                // Stable: equal totals keep the order they were made in.
-                combined.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
-                combined.truncate(k);
-                best = combined;
-            }
+                    .unwrap_or_default(),
+            };
+            let word = options.len() as u32;
+            let mut combined: Vec<(f64, u32, u32)> = beam
+                .iter()
+                .flat_map(|&(total, node)| {
+                    these
+                        .iter()
+                        .enumerate()
+                        .map(move |(o, (_, add))| (total + add, node, o as u32))
+                })
+                .collect();
+            // Stable: equal totals keep the order they were made in.
+            combined.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+            combined.truncate(k);
+            beam = combined
+                .into_iter()
+                .map(|(total, parent, option)| {
+                    tree.push((parent, word, option));
+                    (total, (tree.len() - 1) as u32)
+                })
+                .collect();
+            options.push(these);
         })?;
-        Ok(best)
+        Ok(beam
+            .into_iter()
+            .map(|(total, mut node)| {
+                let mut chosen = Vec::new();
+                while node != ROOT {
+                    let (parent, word, option) = tree[node as usize];
+                    chosen.push((word, option));
+                    node = parent;
+                }
+                let ids = chosen
+                    .iter()
+                    .rev()
+                    .flat_map(|&(w, o)| options[w as usize][o as usize].0.iter().copied())
+                    .collect();
+                (ids, total)
+            })
+            .collect())
     }
 
     /// A segmentation drawn with probability proportional to
