@@ -146,7 +146,13 @@ def test_seed_pieces_respect_metaspace_and_coverage() -> None:
     metaspace = set(u.seed_pieces(words, covered=["a", "b", "▁"]))
     assert metaspace == {"▁b", "a", "b", "▁"}  # no 'c'; '▁' only at the front
     free = set(u.seed_pieces(words, covered=["a", "b", "▁"], metaspace=False))
-    assert free == {"a▁", "a▁b", "▁b", "a", "b", "▁"}
+    # 'a▁' and 'a▁b' mix kinds ('▁' is not a letter).
+    assert free == {"▁b", "a", "b", "▁"}
+    # One kind only (letters and marks, numbers, the rest); a first character
+    # of the rest (▁, a space, punctuation) is free.
+    kinds = set(u.seed_pieces([("▁the, 12a,b", 3)], covered=list("▁the,12ab ")))
+    assert {"▁the", ",b", "12", "▁t", " 12"} <= kinds
+    assert not kinds & {"the,", "▁the,", "12a", "2a", "e,", "a,"}
     with pytest.raises(ValueError, match="covered character 'z'"):
         u.seed_pieces(words, covered=["z"])
 

@@ -109,6 +109,19 @@ fn class_of(c: char) -> u16 {
     table.blocks[table.block_of[cp / BLOCK] as usize][cp % BLOCK]
 }
 
+/// The kind of a character for unigram seed pieces: 0 a letter or mark
+/// (`\p{L}`, `\p{M}`), 1 a number (`\p{N}`), 2 anything else.
+pub fn char_kind(c: char) -> u8 {
+    let class = class_of(c);
+    if class & (LETTER | MARK) != 0 {
+        0
+    } else if class & NUMBER != 0 {
+        1
+    } else {
+        2
+    }
+}
+
 /// `\s`, as the regex engine defines it.
 pub fn is_space(c: char) -> bool {
     class_of(c) & SPACE != 0

@@ -85,6 +85,7 @@ from __future__ import annotations
 
 import math
 import operator
+import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -273,9 +274,22 @@ def covered_chars(words: Iterable[tuple[str, int]], character_coverage: float) -
     return kept
 
 
+def char_kind(char: str) -> int:
+    """0 for a letter or mark (``\\p{L}``, ``\\p{M}``), 1 for a number (``\\p{N}``), 2 for the rest."""
+    major = unicodedata.category(char)[0]
+    return 0 if major in "LM" else 1 if major == "N" else 2
+
+
 def _is_valid_piece(piece: str, covered: set[str], metaspace: bool) -> bool:
-    """Covered characters only; in metaspace mode ``'▁'`` only as the first character."""
+    """Covered characters only; in metaspace mode ``'▁'`` only as the first
+    character; characters of one kind only (letters and marks, numbers, or
+    the rest), but a first character of the rest is free: ``▁the`` and
+    ``,and`` are candidates, ``the,`` and ``a1`` are not (as SentencePiece
+    keeps scripts and digits apart)."""
     if metaspace and METASPACE in piece[1:]:
+        return False
+    kinds = [char_kind(char) for char in piece]
+    if len(set(kinds[1:] if kinds[0] == 2 else kinds)) > 1:
         return False
     return all(char in covered for char in piece)
 

@@ -109,28 +109,42 @@ fn counting_sort(
 /// The suffix array (sorted to `max_len` symbols) and the best `seed_size`
 /// candidates by (score desc, text asc), returned in text order.
 ///
-/// `weights[p]`: the count of the word holding position `p`. A candidate
-/// has 2..=max_len symbols, no break, frequency >= 2, and with `metaspace`
-/// (that symbol) only as its first symbol.
+/// `weights[p]`: the count of the word holding position `p`; `kinds[s]`:
+/// the character kind of symbol `s` (`scan::char_kind`: 0 letters and
+/// marks, 1 numbers, 2 the rest). A candidate has 2..=max_len symbols, no
+/// break, frequency >= 2, `metaspace` (that symbol) only as its first
+/// symbol, and all its symbols of one kind, but for a first symbol of kind 2
+/// (`▁the`, `,and`; not `the,` or `a1`).
 pub(crate) fn seed_candidates(
     text: &[u32],
     weights: &[u64],
+    kinds: &[u8],
     metaspace: Option<u32>,
     max_len: usize,
     seed_size: usize,
 ) -> Result<(Vec<u32>, Vec<Candidate>)> {
     let n = text.len();
     let max_len = max_len.min(n); // no longer substring exists
-                                  // valid[p]: the longest valid substring starting at p (at most max_len).
+    let kind = |p: usize| kinds.get(text[p] as usize).copied().unwrap_or(2);
+    // May position p + 1 follow position p inside a piece?
+    let joins = |p: usize| p + 1 < n && text[p + 1] != 0 && Some(text[p + 1]) != metaspace;
+    // run[p]: the longest run of one kind starting at p (no break inside);
+    // valid[p]: the longest valid substring starting at p, at most max_len.
+    let mut run = vec![0u32; n + 1];
     let mut valid = vec![0u32; n + 1];
     for p in (0..n).rev() {
         if text[p] == 0 {
             continue;
         }
-        let goes_on = p + 1 < n && text[p + 1] != 0 && Some(text[p + 1]) != metaspace;
-        let rest = if goes_on { valid[p + 1] } else { 0 };
-        valid[p] = (1 + rest).min(max_len as u32);
+        let same = joins(p) && kind(p + 1) == kind(p);
+        run[p] = 1 + if same { run[p + 1] } else { 0 };
+        let longest = match kind(p) {
+            2 => 1 + if joins(p) { run[p + 1] } else { 0 },
+            _ => run[p],
+        };
+        valid[p] = longest.min(max_len as u32);
     }
+    drop(run);
     let sa = sort_suffixes(text, max_len);
 
     let mut found = Vec::new();
@@ -221,6 +235,7 @@ mod tests {
     /// reference's substring_frequencies keeps (freq >= 2), by brute force.
     fn naive(
         words: &[(Vec<u32>, u64)],
+        kinds: &[u8],
         max_len: usize,
         metaspace: Option<u32>,
     ) -> BTreeMap<Vec<u32>, u64> {
@@ -230,6 +245,11 @@ mod tests {
                 for e in b + 2..=(b + max_len).min(word.len()) {
                     let piece = &word[b..e];
                     if piece.contains(&0) || piece[1..].iter().any(|&s| Some(s) == metaspace) {
+                        continue;
+                    }
+                    let from = usize::from(kinds[piece[0] as usize] == 2);
+                    let kind = kinds[piece[from] as usize];
+                    if piece[from..].iter().any(|&s| kinds[s as usize] != kind) {
                         continue;
                     }
                     *freq.entry(piece.to_vec()).or_insert(0) += count;
@@ -263,8 +283,10 @@ mod tests {
                 text.push(0);
                 weights.extend(std::iter::repeat_n(*count, word.len() + 1));
             }
+            // Symbols of the three kinds (symbol 0 is a break).
+            let kinds: Vec<u8> = (0..sigma as u32).map(|s| (s % 3) as u8).collect();
             let (sa, seeds) =
-                seed_candidates(&text, &weights, metaspace, max_len, usize::MAX).unwrap();
+                seed_candidates(&text, &weights, &kinds, metaspace, max_len, usize::MAX).unwrap();
             let got: Vec<(Vec<u32>, u64)> = seeds
                 .iter()
                 .map(|c| {
@@ -272,8 +294,9 @@ mod tests {
                     (text[p..p + c.len as usize].to_vec(), c.score / c.len as u64)
                 })
                 .collect();
-            let want: Vec<(Vec<u32>, u64)> =
-                naive(&words, max_len, metaspace).into_iter().collect();
+            let want: Vec<(Vec<u32>, u64)> = naive(&words, &kinds, max_len, metaspace)
+                .into_iter()
+                .collect();
             assert_eq!(got, want, "{words:?} max_len {max_len}");
             // Every suffix of an interval starts with the piece.
             for c in &seeds {
@@ -290,7 +313,7 @@ mod tests {
         // "ab" x2, "bc" x2, "abc" x2 (score 6 beats 4; "ab" < "bc").
         let text = vec![1, 2, 3, 0, 1, 2, 3, 0];
         let weights = vec![1; 8];
-        let (sa, seeds) = seed_candidates(&text, &weights, None, 3, 2).unwrap();
+        let (sa, seeds) = seed_candidates(&text, &weights, &[2; 8], None, 3, 2).unwrap();
         let pieces: Vec<(Vec<u32>, u64)> = seeds
             .iter()
             .map(|c| {

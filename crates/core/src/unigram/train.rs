@@ -481,9 +481,14 @@ impl Trainer {
         } else {
             None
         };
+        // The kind of each symbol's character (symbol 0: a break).
+        let kinds: Vec<u8> = std::iter::once(2)
+            .chain(covered.iter().map(|&c| crate::scan::char_kind(c)))
+            .collect();
         let (sa, seeds) = seeds::seed_candidates(
             &text,
             &weights,
+            &kinds,
             metaspace,
             config.max_piece_length,
             config.seed_size,
