@@ -233,3 +233,35 @@ def test_command_line_trains_and_samples_unigram(tmp_path, capsys, shared_data):
         == 1
     )
     assert "--model unigram" in capsys.readouterr().err
+
+
+def test_command_line_inspects_and_converts_sentencepiece_models(tmp_path, capsys, shared_data):
+    models = shared_data / "models" / "sentencepiece"
+    assert main(["inspect", str(models / "sp_test_model.model")]) == 0
+    out = capsys.readouterr().out
+    assert "unigram (sentencepiece's rules)" in out and "highest-scoring pieces" in out
+    target = tmp_path / "sp.json"
+    assert (
+        main(["convert", str(models / "sp_test_model.model"), str(target), "--to", "huggingface"])
+        == 0
+    )
+    capsys.readouterr()
+    assert bytepair.load(target).flavor == "tokenizers"
+    assert (
+        main(["convert", str(models / "sp_test_model.model"), str(tmp_path / "x"), "--to", "gpt2"])
+        == 1
+    )
+    assert "--to huggingface only" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "convert",
+                str(models / "llama2_tokenizer.model"),
+                str(tmp_path / "l.json"),
+                "--to",
+                "huggingface",
+            ]
+        )
+        == 1
+    )
+    assert "only unigram models" in capsys.readouterr().err

@@ -365,8 +365,39 @@ def _merge_lines(tokenizer: Tokenizer, merge_ids: list[tuple[int, int]], ranks: 
     return lines
 
 
+def _inspect_unigram(path: str, tokenizer) -> list[str]:
+    """inspect's lines for a SentencePieceTokenizer: kinds of pieces, the
+    most probable and the longest pieces."""
+    model = tokenizer.model
+    kinds: dict[str, int] = {}
+    for kind in model.kinds:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    words = "metaspace" if model.pretokenizer is None else model.pretokenizer.name
+    out = [
+        f"tokenizer:      {path}",
+        f"model:          {model.algorithm} ({tokenizer.flavor}'s rules)",
+        f"vocab size:     {tokenizer.n_vocab}: "
+        + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())),
+        f"words:          {words}; byte fallback {'on' if model.byte_fallback else 'off'}",
+        f"special tokens: {len(tokenizer.special_tokens) or 'none'}",
+    ]
+    for text, token in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1]):
+        out.append(f"  id {token:>6}  {text!r}")
+    normal = [i for i, kind in enumerate(model.kinds) if kind == "normal"]
+    best = sorted(normal, key=lambda i: (-model.scores[i], i))[:SHOWN_MERGES]
+    out.append(f"{len(best)} highest-scoring pieces:")
+    out += [f"  id {i:>6}  {model.scores[i]:>10.4f}  {model.pieces[i]!r}" for i in best]
+    longest = sorted(normal, key=lambda i: (-len(model.pieces[i]), i))[:SHOWN_LONGEST]
+    out.append(f"{len(longest)} longest pieces:")
+    out += [f"  id {i:>6}  {len(model.pieces[i]):>3} chars  {model.pieces[i]!r}" for i in longest]
+    return out
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     tokenizer = _load(args.path)
+    if not isinstance(tokenizer, Tokenizer):
+        _write_text("\n".join(_inspect_unigram(args.path, tokenizer)) + "\n")
+        return 0
     model = tokenizer.model
     pre = tokenizer.pretokenizer
     merge_ids = tokenizer.merge_ids
@@ -434,6 +465,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
         verb = "exists" if len(existing) == 1 else "exist"
         raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
     tokenizer = _load(args.input)
+    if not isinstance(tokenizer, Tokenizer) and args.to != "huggingface":
+        raise CommandError(
+            f"{args.input} is a {tokenizer.model.algorithm} SentencePiece-style model; "
+            "it converts to --to huggingface only (tokenizer.json)"
+        )
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -443,7 +479,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
             save_path.parent.mkdir(parents=True, exist_ok=True)
             save_tiktoken(tokenizer, save_path, force=args.allow_inexact, overwrite=True)
         else:
-            if tokenizer.model.merges is None:
+            if isinstance(tokenizer, Tokenizer) and tokenizer.model.merges is None:
                 # tiktoken's rule as a merge list, checked to give the same ids.
                 from .formats.tiktoken import merge_list_model
 

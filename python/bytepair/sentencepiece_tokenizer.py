@@ -47,6 +47,12 @@ class UnigramTrainingReport:
     seconds: float
 
 
+def _alpha(alpha: object) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
+        raise ValueError(f"alpha must be a non-negative number, got {alpha!r}")
+    return float(alpha)
+
+
 def _seed(seed: object) -> int:
     if seed is None:
         return random.getrandbits(64)
@@ -64,6 +70,7 @@ class SentencePieceTokenizer:
         "_core",
         "_foreign_core",
         "_special_index",
+        "_piece_index",
         "_training",
         "_extra",
     )
@@ -87,6 +94,7 @@ class SentencePieceTokenizer:
         ]
         self._special_index = {text: n for n, (text, _) in enumerate(specials)}
         self._core = None
+        self._piece_index: Optional[dict[str, int]] = None
         self._foreign_core = None
         if flavor == "sentencepiece":
             self._foreign_core = _sentencepiece_core(model)
@@ -222,10 +230,8 @@ class SentencePieceTokenizer:
         ``alpha`` spreads the choice, large ``alpha`` approaches Viterbi.
         ``seed`` makes it reproducible."""
         core = self._unigram_core("encode_sample")
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
-            raise ValueError(f"alpha must be a non-negative number, got {alpha!r}")
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
-        return _on_text(core.sample, text, allowed, disallowed, float(alpha), _seed(seed))
+        return _on_text(core.sample, text, allowed, disallowed, _alpha(alpha), _seed(seed))
 
     def encode_sample_batch(
         self, texts: Iterable[str], *, alpha: float = 0.1, seed: Optional[int] = None
@@ -237,7 +243,7 @@ class SentencePieceTokenizer:
         core = self._unigram_core("encode_sample_batch")
         texts = Tokenizer._checked_batch(texts)
         try:
-            return core.sample_batch(texts, [], float(alpha), _seed(seed))
+            return core.sample_batch(texts, [], _alpha(alpha), _seed(seed))
         except UnicodeEncodeError as e:
             raise _batch_surrogate_error(e, texts) from None
 
@@ -335,10 +341,13 @@ class SentencePieceTokenizer:
         return self._model.pieces[self._check([token])[0]]
 
     def piece_to_id(self, piece: str) -> Optional[int]:
-        try:
-            return self._model.pieces.index(piece)
-        except ValueError:
-            return None
+        """The id of ``piece`` (the first, should a piece repeat), or None."""
+        if self._piece_index is None:
+            index: dict[str, int] = {}
+            for i, p in enumerate(self._model.pieces):
+                index.setdefault(p, i)
+            self._piece_index = index
+        return self._piece_index.get(piece)
 
     @property
     def n_vocab(self) -> int:
@@ -385,6 +394,11 @@ class SentencePieceTokenizer:
 
         if format != "huggingface":
             raise ValueError(f"unknown format {format!r}: a unigram model saves as 'huggingface'")
+        if self._model.algorithm != "unigram":
+            raise ValueError(
+                "this is SentencePiece's BPE (merges by piece score); bytepair writes only "
+                "unigram models as tokenizer.json"
+            )
         path = Path(path)
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")

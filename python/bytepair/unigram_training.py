@@ -14,9 +14,6 @@ from .model import SentencePieceModel, SentencePieceNormalizer
 from .pretokenizers import PretokenizerSpec, resolve
 from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingReport
 
-# The reserved ids before the pieces: <unk>, the specials, and 256 byte pieces with byte fallback.
-UNK_PIECE = "<unk>"
-
 
 def _number(name: str, value: object, low: float, high: float, *, low_open: bool, high_open: bool):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
