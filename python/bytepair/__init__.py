@@ -16,12 +16,14 @@ from .model import BPEModel
 from .pretokenizers import Pretokenizer
 from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingReport
 from .tokenizer import Tokenizer, load
+from .trace import MergeStep, trace
 from .training import TrainingReport, train
 
 __all__ = [
     "BPEModel",
     "DisallowedSpecialError",
     "FormatError",
+    "MergeStep",
     "Pretokenizer",
     "SentencePieceTokenizer",
     "Tokenizer",
@@ -33,6 +35,7 @@ __all__ = [
     "load_tiktoken",
     "save_tiktoken",
     "to_tiktoken",
+    "trace",
     "train",
 ]
 __version__ = "0.1.0"

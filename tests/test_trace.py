@@ -1,0 +1,61 @@
+"""trace(): training one merge at a time gives the trainer's merges, explains
+ties as SPEC §1 does, and shows the corpus after each merge."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from hypothesis import given, settings
+
+import bytepair
+from bytepair.trace import trace
+from strategies import PRETOKENIZERS, corpora
+
+GOLDEN = ["low_"] * 5 + ["lower_"] * 2 + ["lowest_"] * 3
+
+
+def test_the_worked_example_of_the_spec():
+    steps = list(trace(GOLDEN, merges=6, pretokenizer="none"))
+    assert [(s.pair, s.count) for s in steps] == [
+        ((b"l", b"o"), 10),
+        ((b"lo", b"w"), 10),
+        ((b"low", b"_"), 5),
+        ((b"low", b"e"), 5),
+        ((b"lowe", b"s"), 3),
+        ((b"lowes", b"t"), 3),
+    ]
+    first, third = steps[0], steps[2]
+    # (l,o) beats (o,w) at 10 by the tie rule; (low,_) beats (low,e) at 5: 0x5F < 0x65.
+    assert first.tied[:2] == ((b"l", b"o"), (b"o", b"w")) and "0x6C < 0x6F" in first.why
+    assert third.tied == ((b"low", b"_"), (b"low", b"e")) and "0x5F < 0x65" in third.why
+    assert steps[-1].corpus == (
+        ((b"low_",), 5),
+        ((b"lowest", b"_"), 3),
+        ((b"lowe", b"r", b"_"), 2),
+    )
+    assert [s.token_id for s in steps] == list(range(256, 262))
+    assert steps[1].changed_words == 3 and steps[0].why.startswith("tied at 10")
+
+
+@settings(max_examples=60)
+@given(texts=corpora)
+def test_trace_gives_the_trainers_merges(texts):
+    for pretokenizer in PRETOKENIZERS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tok = bytepair.train(texts, 300, pretokenizer=pretokenizer, progress=False)
+        steps = list(trace(texts, vocab_size=300, pretokenizer=pretokenizer))
+        assert [s.pair for s in steps] == tok.merges
+        assert tuple(s.count for s in steps) == tok.training.merge_counts
+
+
+def test_stops_and_bad_arguments():
+    assert list(trace("ab ab", merges=0)) == []
+    # "ab ab" is one token after 3 merges: (a,b), then (ab, " "), then (ab , ab).
+    assert len(list(trace("ab ab", merges=5, pretokenizer="none"))) == 3
+    assert list(trace("abab", merges=5, min_frequency=3, pretokenizer="none")) == []
+    with pytest.raises(ValueError, match="say when to stop"):
+        list(trace("ab"))
+    with pytest.raises(TypeError, match="merges must be an int"):
+        list(trace("ab", merges="3"))
