@@ -59,3 +59,26 @@ def test_stops_and_bad_arguments():
         list(trace("ab"))
     with pytest.raises(TypeError, match="merges must be an int"):
         list(trace("ab", merges="3"))
+
+
+def test_steps_command_prints_the_worked_example(tmp_path, capsys):
+    from bytepair.cli import main
+
+    corpus = tmp_path / "golden.txt"
+    corpus.write_text("low_\n" * 5 + "lower_\n" * 2 + "lowest_\n" * 3, encoding="utf-8")
+    assert main(["steps", str(corpus), "--lines", "--merges", "6", "--pretokenizer", "none"]) == 0
+    out = capsys.readouterr().out
+    heads = [line.split(" (id")[0] for line in out.splitlines() if line.startswith("merge")]
+    assert heads == [
+        "merge   1: ('l', 'o') -> 'lo'",
+        "merge   2: ('lo', 'w') -> 'low'",
+        "merge   3: ('low', '_') -> 'low_'",
+        "merge   4: ('low', 'e') -> 'lowe'",
+        "merge   5: ('lowe', 's') -> 'lowes'",
+        "merge   6: ('lowes', 't') -> 'lowest'",
+    ]
+    assert "0x6C < 0x6F" in out and "0x5F < 0x65" in out and "\033[" not in out
+    assert main(["steps", "abab", "--text", "--merges", "9", "--pretokenizer", "none"]) == 0
+    assert "stopped after" in capsys.readouterr().out
+    assert main(["steps", str(tmp_path / "missing.txt")]) == 1
+    assert "no such file" in capsys.readouterr().err

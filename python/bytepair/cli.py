@@ -436,6 +436,34 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- steps ----
+
+
+def cmd_steps(args: argparse.Namespace) -> int:
+    from .trace import render, trace
+
+    if args.text:
+        corpus: list = [args.source]
+    elif args.source == "-":
+        corpus = [_read_stdin_text("the corpus")]
+    else:
+        corpus = _corpus([args.source])
+    if args.lines:  # each line a text of its own (with --pretokenizer none: one word each)
+        texts = [c if isinstance(c, str) else c.read_text(encoding="utf-8") for c in corpus]
+        corpus = [line for text in texts for line in text.splitlines() if line]
+    color = sys.stdout.isatty() if args.color is None else args.color
+    steps = trace(
+        corpus, merges=args.merges, pretokenizer=args.pretokenizer, top=args.top, show=args.show
+    )
+    done = 0
+    for step in steps:
+        _write_text(("\n" if done else "") + render(step, color=color) + "\n")
+        done += 1
+    if done < args.merges:
+        _write_text(f"(stopped after {done} merges: no pair of tokens is left)\n")
+    return 0
+
+
 # ---- convert ----
 
 CONVERT_FORMATS = ("tiktoken", "huggingface", "gpt2")
@@ -707,6 +735,47 @@ def build_parser() -> argparse.ArgumentParser:
         "path", metavar="MODEL", help="a path, or an encoding name (as for encode --model)"
     )
     inspect_cmd.set_defaults(run=cmd_inspect)
+
+    steps_cmd = commands.add_parser(
+        "steps",
+        help="watch BPE training merge by merge",
+        description="Train byte-level BPE one merge at a time and print each step: the merge "
+        "and its count, why it won (ties go to the smallest (left, right) bytes), the pair "
+        "counts and the corpus after the merge. SOURCE is a text file, '-' for stdin, or with "
+        "--text the text itself.",
+    )
+    steps_cmd.add_argument("source", metavar="SOURCE", help="a UTF-8 file, '-' (stdin), or text")
+    steps_cmd.add_argument(
+        "--text", action="store_true", help="SOURCE is the corpus itself, not a file"
+    )
+    steps_cmd.add_argument(
+        "--lines",
+        action="store_true",
+        help="each line is a text of its own (pairs never cross lines; with --pretokenizer "
+        "none, each line is one word, as in SPEC §1's worked example)",
+    )
+    steps_cmd.add_argument(
+        "--merges", type=_at_least(0), default=10, metavar="N", help="how many (default 10)"
+    )
+    steps_cmd.add_argument(
+        "--pretokenizer",
+        choices=list(BUILTIN_PATTERNS),
+        default="gpt2",
+        help="how text is cut before merging (default gpt2; none: the whole text is one word)",
+    )
+    steps_cmd.add_argument(
+        "--top", type=_at_least(1), default=8, metavar="K", help="pair counts shown (default 8)"
+    )
+    steps_cmd.add_argument(
+        "--show", type=_at_least(1), default=6, metavar="K", help="words shown (default 6)"
+    )
+    steps_cmd.add_argument(
+        "--color",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="highlight the winner and ties (default: when stdout is a terminal)",
+    )
+    steps_cmd.set_defaults(run=cmd_steps)
 
     convert_cmd = commands.add_parser(
         "convert",
