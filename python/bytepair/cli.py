@@ -464,6 +464,157 @@ def cmd_steps(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- analyze ----
+
+
+def _sizes(text: str) -> list[int]:
+    """'256,512,1k,32k' -> [256, 512, 1000, 32000]."""
+    sizes = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        scale = 1000 if part.endswith("k") else 1
+        try:
+            sizes.append(int(part.rstrip("k")) * scale)
+        except ValueError:
+            raise CommandError(f"--sweep: {part!r} is not a size (e.g. 512 or 8k)") from None
+    return sizes
+
+
+def _table(headers: list[str], rows: list[list[object]], style: str) -> str:
+    cells = [[f"{c:.4f}" if isinstance(c, float) else str(c) for c in row] for row in rows]
+    if style == "markdown":
+        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells])
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
+    return "\n".join([fmt.format(*headers)] + [fmt.format(*row) for row in cells])
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from . import analysis
+
+    heldout = _read_corpus_text(args.text, "--text")
+    train_text = _read_corpus_text(args.train, "--train") if args.train else None
+    if (args.sweep or args.plot) and train_text is None:
+        raise CommandError("--sweep and --plot train tokenizers: give --train TEXT_FILE")
+    report: dict = {"tokenizers": [], "sweep": [], "sentences": {}}
+    for spec in args.models:
+        tok = _load(spec)
+        row = analysis.measure(tok, heldout, name=spec).as_dict()
+        if train_text is not None:
+            row["word_oov_same_size"] = analysis.word_oov(
+                train_text, heldout, tok.n_vocab
+            ).word_oov_rate
+        if args.embedding_dim:
+            row["embedding_params"] = analysis.embedding_parameters(
+                tok.n_vocab, args.embedding_dim, tied=not args.untied
+            )
+        report["tokenizers"].append(row)
+        if args.sentences:
+            sentences = [line for line in heldout.splitlines() if line.strip()][: args.sentences]
+            report["sentences"][spec] = analysis.sentence_report(tok, sentences)
+    if args.sweep:
+        options = {"model": args.sweep_model}
+        for row in analysis.sweep(train_text, heldout, _sizes(args.sweep), **options):
+            entry = {**row.__dict__}
+            if args.embedding_dim:
+                entry["embedding_params"] = analysis.embedding_parameters(
+                    row.vocab_size, args.embedding_dim, tied=not args.untied
+                )
+            report["sweep"].append(entry)
+    if train_text is not None:
+        oov = analysis.word_oov(train_text, heldout)
+        report["word_vocabulary"] = {
+            "size": oov.size,
+            "word_oov_rate": oov.word_oov_rate,
+            "word_type_oov_rate": oov.word_type_oov_rate,
+        }
+    if args.plot:
+        _plot_sweep(report["sweep"], args.plot, args.force)
+    if args.format == "json":
+        _write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    keys = [
+        "name",
+        "vocab_size",
+        "bytes_per_token",
+        "tokens_per_word",
+        "vocab_used",
+        "renyi_efficiency",
+        "unknown_tokens",
+    ]
+    keys += [
+        k
+        for k in ("word_oov_same_size", "embedding_params")
+        if report["tokenizers"] and k in report["tokenizers"][0]
+    ]
+    out = []
+    if report["tokenizers"]:
+        out.append(_table(keys, [[r[k] for k in keys] for r in report["tokenizers"]], args.format))
+    if report["sweep"]:
+        skeys = list(report["sweep"][0])
+        out += ["", _table(skeys, [[r[k] for k in skeys] for r in report["sweep"]], args.format)]
+    if not (args.models or args.sweep):
+        raise CommandError("nothing to measure: give MODEL(s) and/or --sweep SIZES")
+    if "word_vocabulary" in report:
+        w = report["word_vocabulary"]
+        out += [
+            "",
+            f"word-level vocabulary of all {w['size']:,} training words: "
+            f"{w['word_oov_rate']:.2%} of held-out words are out of it "
+            f"({w['word_type_oov_rate']:.2%} of distinct ones); a byte-level BPE has no OOV",
+        ]
+    for spec, lines in report["sentences"].items():
+        out += ["", f"{spec}: tokens per sentence, boundaries as |"] + lines
+    _write_text("\n".join(out).lstrip("\n") + "\n")
+    return 0
+
+
+def _read_corpus_text(path: str, what: str) -> str:
+    source = Path(path)
+    if not source.is_file():
+        raise CommandError(f"{what} {path}: no such file")
+    try:
+        return decode_utf8(source.read_bytes())
+    except NotUtf8Error as e:
+        raise CommandError(f"{path}: {e}") from None
+
+
+def _plot_sweep(rows: list[dict], path: str, force: bool) -> None:
+    """Bytes per token and (with --embedding-dim) the embedding size against
+    the vocabulary size, as a PNG."""
+    target = Path(path)
+    if target.exists() and not force:
+        raise CommandError(f"{path} already exists; pass --force to replace")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise CommandError("--plot needs matplotlib: pip install 'bytepair[viz]'") from None
+    sizes = [r["vocab_size"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(sizes, [r["bytes_per_token"] for r in rows], marker="o", label="bytes per token")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("vocabulary size")
+    ax.set_ylabel("held-out bytes per token")
+    if rows and "embedding_params" in rows[0]:
+        twin = ax.twinx()
+        twin.plot(
+            sizes,
+            [r["embedding_params"] / 1e6 for r in rows],
+            color="tab:red",
+            marker="s",
+            label="embedding parameters (M)",
+        )
+        twin.set_ylabel("embedding parameters (millions)")
+    ax.set_title("sequence length vs vocabulary size")
+    fig.tight_layout()
+    fig.savefig(target, dpi=120)
+    plt.close(fig)
+
+
 # ---- convert ----
 
 CONVERT_FORMATS = ("tiktoken", "huggingface", "gpt2")
@@ -776,6 +927,38 @@ def build_parser() -> argparse.ArgumentParser:
         help="highlight the winner and ties (default: when stdout is a terminal)",
     )
     steps_cmd.set_defaults(run=cmd_steps)
+
+    analyze_cmd = commands.add_parser(
+        "analyze",
+        help="measure tokenizers on held-out text",
+        description="Bytes per token, tokens per word, vocabulary use, Rényi efficiency and "
+        "unknown tokens of each MODEL on the held-out text; with --train, the OOV rate of a "
+        "word-level vocabulary; --sweep trains at several vocabulary sizes.",
+    )
+    analyze_cmd.add_argument("models", nargs="*", metavar="MODEL", help="as for encode --model")
+    analyze_cmd.add_argument("--text", required=True, metavar="FILE", help="held-out UTF-8 text")
+    analyze_cmd.add_argument("--train", metavar="FILE", help="training text (OOV, --sweep)")
+    analyze_cmd.add_argument(
+        "--sweep", metavar="SIZES", help="train at these vocabulary sizes, e.g. 256,512,1k,8k"
+    )
+    analyze_cmd.add_argument(
+        "--sweep-model", choices=["bpe", "unigram"], default="bpe", help="for --sweep"
+    )
+    analyze_cmd.add_argument(
+        "--embedding-dim", type=_at_least(1), metavar="D", help="add the |V| x D embedding cost"
+    )
+    analyze_cmd.add_argument(
+        "--untied", action="store_true", help="input and output embeddings are separate (x2)"
+    )
+    analyze_cmd.add_argument(
+        "--sentences", type=_at_least(1), metavar="N", help="show N held-out lines tokenized"
+    )
+    analyze_cmd.add_argument(
+        "--format", choices=["table", "markdown", "json"], default="table", help="output"
+    )
+    analyze_cmd.add_argument("--plot", metavar="PNG", help="plot the sweep (needs matplotlib)")
+    analyze_cmd.add_argument("--force", action="store_true", help="replace an existing --plot")
+    analyze_cmd.set_defaults(run=cmd_analyze)
 
     convert_cmd = commands.add_parser(
         "convert",

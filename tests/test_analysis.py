@@ -1,0 +1,89 @@
+"""Tokenizer analysis: the metrics on cases worked by hand, the OOV of a
+word-level vocabulary, the sweep, and `bytepair analyze` end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import bytepair
+from bytepair import analysis
+from bytepair.cli import main
+
+TRAIN = "the cat sat on the mat. the dog sat on the log. " * 40
+HELDOUT = "the cat sat on the log. a bird sat on the mat."
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return bytepair.train(TRAIN, 290, pretokenizer="gpt2", progress=False)
+
+
+def test_renyi_efficiency_by_hand():
+    assert analysis.renyi_efficiency([5, 5, 5, 5], 4) == pytest.approx(1.0)
+    assert analysis.renyi_efficiency([5, 5], 4) == pytest.approx(0.5)  # log 2 / log 4
+    assert analysis.renyi_efficiency([10], 4) == 0.0
+    assert analysis.renyi_efficiency([1, 3], 2, alpha=1.0) == pytest.approx(
+        -(0.25 * math.log(0.25) + 0.75 * math.log(0.75)) / math.log(2)
+    )
+
+
+def test_measure(tok):
+    m = analysis.measure(tok, HELDOUT, name="t")
+    ids = tok.encode_ordinary(HELDOUT)
+    assert m.tokens == len(ids) and m.words == 12 and m.bytes == len(HELDOUT)
+    assert m.bytes_per_token == pytest.approx(len(HELDOUT) / len(ids))
+    assert m.tokens_per_word == pytest.approx(len(ids) / 12)
+    assert m.vocab_used == pytest.approx(len(set(ids)) / tok.n_vocab)
+    assert m.unknown_tokens == 0.0 and 0 < m.renyi_efficiency < 1
+
+
+def test_word_oov_and_embedding_cost():
+    oov = analysis.word_oov(TRAIN, HELDOUT)
+    # "a" and "bird" are not training words: 2 of 12 running words, 2 of 8 distinct.
+    assert oov.word_oov_rate == pytest.approx(2 / 12)
+    assert oov.word_type_oov_rate == pytest.approx(2 / 8)
+    assert analysis.word_oov(TRAIN, HELDOUT, size=1).size == 1
+    assert analysis.embedding_parameters(32000, 512) == 32000 * 512
+    assert analysis.embedding_parameters(32000, 512, tied=False) == 2 * 32000 * 512
+
+
+def test_sweep_grows_tokens_shorter():
+    rows = analysis.sweep(TRAIN, HELDOUT, [258, 265, 273])  # 273: every pair merged
+    assert [r.vocab_size for r in rows] == [258, 265, 273]
+    assert rows[0].bytes_per_token < rows[-1].bytes_per_token
+
+
+def test_analyze_command(tmp_path, capsys, tok):
+    train, held, model = tmp_path / "train.txt", tmp_path / "held.txt", tmp_path / "t.json"
+    train.write_text(TRAIN, encoding="utf-8")
+    held.write_text(HELDOUT + "\nsecond line\n", encoding="utf-8")
+    tok.save(model)
+    args = ["analyze", str(model), "--text", str(held), "--train", str(train)]
+    assert main([*args, "--sweep", "260,270", "--embedding-dim", "8", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["tokenizers"][0]["embedding_params"] == tok.n_vocab * 8
+    assert [r["vocab_size"] for r in report["sweep"]] == [260, 270]
+    assert report["word_vocabulary"]["size"] > 0
+    assert main([*args, "--sentences", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "bytes_per_token" in out and "|" in out and "word-level vocabulary" in out
+    assert main(["analyze", str(model), "--text", str(held), "--sweep", "1k"]) == 1
+    assert "--train" in capsys.readouterr().err
+    assert main(["analyze", "--text", str(held), "--train", str(train), "--sweep", "2q"]) == 1
+    assert "not a size" in capsys.readouterr().err
+
+
+def test_analyze_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the viz extra)")
+    train, held = tmp_path / "train.txt", tmp_path / "held.txt"
+    train.write_text(TRAIN, encoding="utf-8")
+    held.write_text(HELDOUT, encoding="utf-8")
+    png = tmp_path / "sweep.png"
+    args = ["analyze", "--text", str(held), "--train", str(train), "--sweep", "260,270"]
+    assert main([*args, "--plot", str(png), "--embedding-dim", "4"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main([*args, "--plot", str(png)]) == 1
+    assert "--force" in capsys.readouterr().err
