@@ -1,9 +1,10 @@
-"""The ``bytepair`` command line: train, encode, decode, inspect, convert, demo.
+"""The ``bytepair`` command line: train, encode, decode, inspect, steps,
+analyze, convert, gage, demo.
 
 A tokenizer is named by ``--model`` (alias ``-t/--tokenizer``): one of OpenAI's
 encodings (``cl100k_base``, read from ``$BYTEPAIR_TIKTOKEN_DIR``) or a path to a
-``tokenizer.json``, a GPT-2 directory (``vocab.json`` + ``merges.txt``) or a
-``.tiktoken`` file.
+``tokenizer.json``, a GPT-2 directory (``vocab.json`` + ``merges.txt``), a
+``.tiktoken`` file or a SentencePiece ``.model`` file.
 
 Every user error (a missing file, a corrupt tokenizer, a disallowed special
 token, an id outside the vocabulary, an output that already exists) ends as
@@ -674,6 +675,66 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- gage ----
+
+
+def _read_binary(source: str) -> bytes:
+    """All the bytes of the file ``source``, or of stdin for "-"."""
+    if source == "-":
+        binary = getattr(sys.stdin, "buffer", None)
+        if binary is None:
+            raise CommandError("'-' needs a binary stdin; this one only gives text")
+        return binary.read()
+    path = Path(source)
+    if path.is_dir():
+        raise CommandError(f"{source}: is a directory")
+    if not path.exists():
+        raise CommandError(f"{source}: no such file")
+    return path.read_bytes()
+
+
+def _gage(args: argparse.Namespace, work: Callable[[bytes], bytes]) -> tuple[bytes, bytes]:
+    """(input, output) of ``work``, the output written to OUT; checks OUT before reading."""
+    if args.output != "-":
+        target = Path(args.output)
+        if target.is_dir():
+            raise CommandError(f"{args.output} is a directory; give a file name")
+        if target.exists() and not args.force:
+            raise CommandError(f"{args.output} already exists; pass --force to replace")
+    data = _read_binary(args.input)
+    try:
+        result = work(data)
+    except ValueError as e:
+        raise CommandError(f"{'stdin' if args.input == '-' else args.input}: {e}") from None
+    if args.output == "-":
+        _write_bytes(result)
+    else:
+        Path(args.output).write_bytes(result)
+    return data, result
+
+
+def cmd_gage_compress(args: argparse.Namespace) -> int:
+    from . import gage
+
+    data, packed = _gage(args, gage.compress)
+    ratio = f"{len(packed) / len(data):.1%} of the original" if data else "empty input"
+    # On stderr when stdout carries the compressed bytes.
+    print(
+        f"{args.input}: {len(data):,} -> {len(packed):,} bytes ({ratio}), wrote {args.output}",
+        file=sys.stderr if args.output == "-" else sys.stdout,
+    )
+    return 0
+
+
+def cmd_gage_decompress(args: argparse.Namespace) -> int:
+    from . import gage
+
+    _, data = _gage(args, gage.decompress)
+    if args.output != "-":
+        print(f"wrote {args.output} ({len(data):,} bytes)")
+    return 0
+
+
 # ---- demo ----
 
 
@@ -1009,6 +1070,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace DIR/tokenizer.json if it exists"
     )
     demo_cmd.set_defaults(run=cmd_demo)
+
+    gage_cmd = commands.add_parser(
+        "gage",
+        help="compress a file with Gage's 1994 byte pair encoding",
+        description="Philip Gage's byte pair compression (1994), the algorithm BPE is named "
+        "after: the most frequent pair of adjacent bytes becomes an unused byte value, "
+        "again and again, per 64 KiB block. Lossless; never replaces OUT without --force.",
+    )
+    gage_actions = gage_cmd.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for action, run, summary in (
+        ("compress", cmd_gage_compress, "IN -> compressed OUT (prints the sizes)"),
+        ("decompress", cmd_gage_decompress, "compressed IN -> the original OUT"),
+    ):
+        action_cmd = gage_actions.add_parser(action, help=summary, description=summary)
+        action_cmd.add_argument("input", metavar="IN", help="a file, or '-' for stdin")
+        action_cmd.add_argument("output", metavar="OUT", help="a file, or '-' for stdout")
+        action_cmd.add_argument("--force", action="store_true", help="replace OUT if it exists")
+        action_cmd.set_defaults(run=run)
     return parser
 
 

@@ -41,6 +41,9 @@ pub enum Error {
     #[error("{0:?} has no piece and the model has no unknown piece")]
     NoUnknownPiece(String),
 
+    #[error("corrupt compressed data: {0}")]
+    CorruptCompressed(String),
+
     #[error("interrupted")]
     Interrupted,
 }

@@ -15,6 +15,7 @@ pub mod count;
 pub mod decode;
 mod double_array;
 pub mod error;
+pub mod gage;
 pub mod hf_json;
 pub mod metaspace;
 pub mod pretokenize;

@@ -1080,6 +1080,20 @@ fn split_hf_bpe(py: Python<'_>, text: &str) -> PyResult<Option<HfBpeDocument>> {
     Ok(document.map(|document| HfBpeDocument { document }))
 }
 
+/// Gage's byte pair compression of `data` (bytepair_core::gage's container).
+#[pyfunction]
+fn gage_compress<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let packed = without_gil(py, || Ok(bytepair_core::gage::compress(data)))?;
+    Ok(PyBytes::new(py, &packed))
+}
+
+/// The bytes `gage_compress` was given; ValueError naming what is corrupt and where.
+#[pyfunction]
+fn gage_decompress<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let original = without_gil(py, || bytepair_core::gage::decompress(data))?;
+    Ok(PyBytes::new(py, &original))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CoreBPE>()?;
@@ -1091,6 +1105,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rank_file, m)?)?;
     m.add_function(wrap_pyfunction!(split_hf_bpe, m)?)?;
+    m.add_function(wrap_pyfunction!(gage_compress, m)?)?;
+    m.add_function(wrap_pyfunction!(gage_decompress, m)?)?;
     m.add_class::<HfBpeDocument>()?;
     m.add("GPT2_PATTERN", bytepair_core::pretokenize::GPT2_PATTERN)?;
     m.add(
