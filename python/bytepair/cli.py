@@ -770,7 +770,7 @@ def _model_argument(command: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help=f"an encoding name ({', '.join(ENCODINGS)}; the .tiktoken file is read from "
         "$BYTEPAIR_TIKTOKEN_DIR), or a path: a tokenizer.json, a GPT-2 directory "
-        "(vocab.json + merges.txt) or a .tiktoken file",
+        "(vocab.json + merges.txt), a .tiktoken file or a SentencePiece .model file",
     )
 
 
