@@ -731,34 +731,19 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "timing; run with --release --ignored --nocapture"]
-    fn one_megabyte_timing() {
+    fn several_blocks_round_trip() {
         let mut rng = Rng::new(3);
         // English-like: words from a small vocabulary, so pairs repeat.
         let words = [
             "the ", "of ", "and ", "to ", "in ", "compress", "ion ", "pair ", "byte ", "table ",
         ];
         let mut text = Vec::new();
-        while text.len() < 1 << 20 {
+        while text.len() < 200_000 {
             text.extend_from_slice(words[(rng.next_u64() % 10) as usize].as_bytes());
         }
-        for (name, data) in [
-            ("text", text),
-            ("random", random_bytes(&mut rng, 1 << 20, 256)),
-        ] {
-            let t = std::time::Instant::now();
+        for data in [text, random_bytes(&mut rng, 200_000, 256)] {
             let packed = compress(&data);
-            let compress_time = t.elapsed();
-            let t = std::time::Instant::now();
-            let back = decompress(&packed).unwrap();
-            let decompress_time = t.elapsed();
-            assert_eq!(back, data);
-            println!(
-                "1 MiB {name}: compress {compress_time:?}, decompress {decompress_time:?}, \
-                 {} -> {} bytes",
-                data.len(),
-                packed.len()
-            );
+            assert_eq!(decompress(&packed).unwrap(), data);
         }
     }
 }
