@@ -148,3 +148,12 @@ class CoreHfUnigram:
 
 def gage_compress(data: bytes) -> bytes: ...
 def gage_decompress(data: bytes) -> bytes: ...
+def train_bpe_symbols(
+    words: list[tuple[list[int], int]],
+    base: list[bytes],
+    vocab_size: int,
+    min_frequency: int,
+    max_merges: Optional[int],
+    largest_ties: bool,
+    progress: Optional[Callable[[int, int], object]] = None,
+) -> tuple[list[bytes], list[tuple[int, int]], list[int], str]: ...

@@ -534,16 +534,54 @@ fn train_bpe(
     min_frequency: u64,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Vec<Vec<u8>>, Vec<(u32, u32)>, Vec<u64>, &'static str)> {
-    let config = TrainConfig {
-        vocab_size,
-        special_tokens,
-        min_frequency,
-    };
+    let config = TrainConfig::new(vocab_size, special_tokens, min_frequency);
     let pretokens: Vec<(Vec<u8>, u64)> = counter
         .counts
         .iter()
         .map(|(k, v)| (k.to_vec(), v))
         .collect();
+    trained_with_progress(py, progress, |report| {
+        bytepair_core::train(pretokens, &config, report)
+    })
+}
+
+/// Trains BPE over a base alphabet other than bytes (classic character
+/// BPE): `base[i]` are the bytes of symbol i, each word a list of symbol
+/// indices with its count; `max_merges` stops after that many merges;
+/// `largest_ties` gives ties to the largest pair (subword-nmt's rule).
+/// Returns what `train_bpe` returns.
+#[pyfunction]
+#[pyo3(signature = (words, base, vocab_size, min_frequency, max_merges, largest_ties, progress=None))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn train_bpe_symbols(
+    py: Python<'_>,
+    words: Vec<(Vec<u32>, u64)>,
+    base: Vec<Vec<u8>>,
+    vocab_size: usize,
+    min_frequency: u64,
+    max_merges: Option<usize>,
+    largest_ties: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Vec<Vec<u8>>, Vec<(u32, u32)>, Vec<u64>, &'static str)> {
+    let mut config = TrainConfig::new(vocab_size, Vec::new(), min_frequency);
+    config.max_merges = max_merges;
+    config.largest_ties = largest_ties;
+    trained_with_progress(py, progress, |report| {
+        bytepair_core::bpe::train::train_symbols(words, base, &config, report)
+    })
+}
+
+/// Runs a BPE trainer without the GIL, calling `progress(merges_done,
+/// vocab_len)` about ten times a second and checking for Ctrl-C.
+#[allow(clippy::type_complexity)]
+fn trained_with_progress(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    train: impl FnOnce(
+            &mut dyn bytepair_core::bpe::train::Progress,
+        ) -> Result<bytepair_core::Trained, Error>
+        + Send,
+) -> PyResult<(Vec<Vec<u8>>, Vec<(u32, u32)>, Vec<u64>, &'static str)> {
     let mut last_report = Instant::now();
     let mut callback_error: Option<PyErr> = None;
     let mut report = |merges_done: usize, vocab_len: usize| -> bool {
@@ -565,7 +603,7 @@ fn train_bpe(
             true
         })
     };
-    let result = without_gil(py, || bytepair_core::train(pretokens, &config, &mut report));
+    let result = without_gil(py, || train(&mut report));
     if let Some(err) = callback_error {
         return Err(err);
     }
@@ -1099,6 +1137,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CoreBPE>()?;
     m.add_class::<PretokenCounter>()?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
+    m.add_function(wrap_pyfunction!(train_bpe_symbols, m)?)?;
     m.add_class::<CoreUnigram>()?;
     m.add_class::<CoreSentencePiece>()?;
     m.add_class::<CoreHfUnigram>()?;

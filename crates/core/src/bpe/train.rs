@@ -44,6 +44,24 @@ pub struct TrainConfig {
     pub vocab_size: usize,
     pub special_tokens: Vec<String>,
     pub min_frequency: u64,
+    /// Stop after this many merges (subword-nmt counts merges, not tokens).
+    pub max_merges: Option<usize>,
+    /// Ties go to the largest (left, right) bytes instead of the smallest
+    /// (subword-nmt's rule: `max(stats, key=lambda p: (stats[p], p))`).
+    pub largest_ties: bool,
+}
+
+impl TrainConfig {
+    /// SPEC §1's settings: ties to the smallest pair, stop at `vocab_size`.
+    pub fn new(vocab_size: usize, special_tokens: Vec<String>, min_frequency: u64) -> Self {
+        Self {
+            vocab_size,
+            special_tokens,
+            min_frequency,
+            max_merges: None,
+            largest_ties: false,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -82,15 +100,20 @@ struct Candidate {
     left: Rc<[u8]>,
     right: Rc<[u8]>,
     pair: u64,
+    largest_ties: bool,
 }
 
 impl Ord for Candidate {
-    /// Greater is better: higher count, then smaller (left, right) bytes.
+    /// Greater is better: higher count, then smaller (left, right) bytes
+    /// (larger with `largest_ties`).
     fn cmp(&self, other: &Self) -> Ordering {
-        self.count
-            .cmp(&other.count)
-            .then_with(|| other.left.cmp(&self.left))
-            .then_with(|| other.right.cmp(&self.right))
+        let by_bytes = (&other.left, &other.right).cmp(&(&self.left, &self.right));
+        let by_bytes = if self.largest_ties {
+            by_bytes.reverse()
+        } else {
+            by_bytes
+        };
+        self.count.cmp(&other.count).then(by_bytes)
     }
 }
 impl PartialOrd for Candidate {
@@ -106,6 +129,7 @@ impl PartialEq for Candidate {
 impl Eq for Candidate {}
 
 struct Trainer {
+    largest_ties: bool,
     tokens: Vec<Rc<[u8]>>,
     ids_by_bytes: FxHashMap<Rc<[u8]>, u32>,
     words: Vec<Word>,
@@ -134,6 +158,7 @@ impl Trainer {
             left: self.tokens[l as usize].clone(),
             right: self.tokens[r as usize].clone(),
             pair,
+            largest_ties: self.largest_ties,
         }
     }
 
@@ -287,6 +312,32 @@ pub fn train(
             256 + n_special
         )));
     }
+    let bytes = (0..=255u8).map(|b| vec![b]).collect();
+    let words = pretokens
+        .into_iter()
+        .map(|(word, count)| (word.into_iter().map(u32::from).collect(), count));
+    train_symbols(words, bytes, config, progress)
+}
+
+/// Trains BPE over any base alphabet (byte-level: the 256 bytes; classic
+/// BPE: characters and word-final characters): `base[i]` are the bytes of
+/// symbol `i` (id `specials + i`), each word a sequence of symbol indices.
+/// Ties compare the symbols' bytes, so they follow the alphabet's text order.
+pub fn train_symbols(
+    words_in: impl IntoIterator<Item = (Vec<u32>, u64)>,
+    base: Vec<Vec<u8>>,
+    config: &TrainConfig,
+    progress: &mut dyn Progress,
+) -> Result<Trained> {
+    let n_special = config.special_tokens.len();
+    if config.vocab_size < base.len() + n_special {
+        return Err(Error::InvalidTraining(format!(
+            "vocab_size {} is below the {} base symbols + {} special tokens",
+            config.vocab_size,
+            base.len(),
+            n_special
+        )));
+    }
     if config.min_frequency == 0 {
         return Err(Error::InvalidTraining(
             "min_frequency must be at least 1".into(),
@@ -306,24 +357,35 @@ pub fn train(
         .iter()
         .map(|t| Rc::from(t.as_bytes()))
         .collect();
-    tokens.extend((0..=255u8).map(|b| Rc::from(&[b][..])));
-    let ids_by_bytes = tokens[n_special..]
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.clone(), (i + n_special) as u32))
-        .collect();
-    let byte_id = |b: u8| (n_special + b as usize) as u32;
+    tokens.extend(base.iter().map(|b| Rc::from(&b[..])));
+    let mut ids_by_bytes: FxHashMap<Rc<[u8]>, u32> = FxHashMap::default();
+    for (i, token) in tokens[n_special..].iter().enumerate() {
+        if ids_by_bytes
+            .insert(token.clone(), (i + n_special) as u32)
+            .is_some()
+        {
+            return Err(Error::InvalidTraining(format!(
+                "base symbol {i} repeats the bytes of an earlier one"
+            )));
+        }
+    }
+    let n_base = base.len() as u32;
 
     let mut words = Vec::new();
     let mut symbols: Vec<u32> = Vec::new();
     let mut pairs: FxHashMap<u64, PairStats> = FxHashMap::default();
-    for (bytes, count) in pretokens {
-        if count == 0 || bytes.len() < 2 {
-            continue; // a single byte has no pair; it can never change
+    for (word, count) in words_in {
+        if let Some(&bad) = word.iter().find(|&&s| s >= n_base) {
+            return Err(Error::InvalidTraining(format!(
+                "symbol {bad} is not one of the {n_base} base symbols"
+            )));
+        }
+        if count == 0 || word.len() < 2 {
+            continue; // a single symbol has no pair; it can never change
         }
         let w = words.len() as u32;
         let start = symbols.len();
-        symbols.extend(bytes.iter().map(|&b| byte_id(b)));
+        symbols.extend(word.iter().map(|&s| s + n_special as u32));
         for pair in symbols[start..].windows(2) {
             let stats = pairs.entry(pair_key(pair[0], pair[1])).or_default();
             stats.count += count;
@@ -331,7 +393,7 @@ pub fn train(
                 stats.words.push(w);
             }
         }
-        let (Ok(start), Ok(len)) = (u32::try_from(start), u32::try_from(bytes.len())) else {
+        let (Ok(start), Ok(len)) = (u32::try_from(start), u32::try_from(word.len())) else {
             return Err(Error::InvalidTraining(
                 "the distinct pre-tokens hold more than 4 GiB of bytes; count a sample".into(),
             ));
@@ -339,6 +401,7 @@ pub fn train(
         words.push(Word { start, len, count });
     }
     let mut trainer = Trainer {
+        largest_ties: config.largest_ties,
         tokens,
         ids_by_bytes,
         words,
@@ -356,7 +419,9 @@ pub fn train(
     let mut merges = Vec::new();
     let mut counts = Vec::new();
     let stop = loop {
-        if trainer.tokens.len() >= config.vocab_size {
+        if trainer.tokens.len() >= config.vocab_size
+            || config.max_merges.is_some_and(|m| merges.len() >= m)
+        {
             break StopReason::VocabSize;
         }
         let Some((pair, count)) = trainer.pop_best() else {
@@ -392,11 +457,7 @@ mod tests {
     use super::*;
 
     fn run(pretokens: &[(&str, u64)], vocab_size: usize) -> Trained {
-        let config = TrainConfig {
-            vocab_size,
-            special_tokens: vec![],
-            min_frequency: 1,
-        };
+        let config = TrainConfig::new(vocab_size, vec![], 1);
         let input = pretokens.iter().map(|(t, c)| (t.as_bytes().to_vec(), *c));
         train(input, &config, &mut |_: usize, _: usize| true).unwrap()
     }
@@ -446,16 +507,32 @@ mod tests {
 
     #[test]
     fn too_small_vocab_is_an_error() {
-        let config = TrainConfig {
-            vocab_size: 256,
-            special_tokens: vec!["<s>".into()],
-            min_frequency: 1,
-        };
+        let config = TrainConfig::new(256, vec!["<s>".into()], 1);
         let err = train(std::iter::empty(), &config, &mut |_: usize, _: usize| true).unwrap_err();
         assert!(
             err.to_string()
                 .contains("256 bytes + 1 special tokens = 257"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn other_alphabets_and_largest_ties() {
+        // Base symbols: "a", "b", "b</w>" (a word-final b); words "ab" x2, "bab" x2.
+        let base = vec![b"a".to_vec(), b"b".to_vec(), b"b</w>".to_vec()];
+        let words = vec![(vec![0, 2], 2), (vec![1, 0, 2], 2)];
+        let mut config = TrainConfig::new(10, vec![], 1);
+        let smallest = train_symbols(words.clone(), base.clone(), &config, &mut |_, _| true);
+        let smallest = smallest.unwrap();
+        // (a, b</w>) 4 wins; then (b, ab</w>) 2.
+        assert_eq!(smallest.tokens[3], b"ab</w>");
+        assert_eq!(smallest.merges, vec![(0, 2), (1, 3)]);
+        config.largest_ties = true;
+        config.max_merges = Some(1);
+        let words = vec![(vec![0, 1], 1), (vec![1, 0], 1)];
+        let largest = train_symbols(words, base, &config, &mut |_, _| true).unwrap();
+        // (a, b) and (b, a) tie at 1: the largest pair wins.
+        assert_eq!(largest.merges, vec![(1, 0)]);
+        assert_eq!(largest.tokens.len(), 4, "one merge only");
     }
 }

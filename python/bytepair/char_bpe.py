@@ -1,0 +1,175 @@
+"""Classic character-level BPE (Sennrich, Haddow and Birch 2016; subword-nmt).
+
+Words are the space-separated runs of a line (as subword-nmt's
+``learn_bpe``: each line stripped of ``\\r\\n`` and spaces, then split on
+``" "``), counted. A word is a sequence of characters whose last character
+carries the end-of-word marker (``"low"`` -> ``l``, ``o``, ``w</w>``). Training
+is the core's exact trainer over that alphabet (SPEC §1: the highest count
+wins; ties to the smallest ``(left, right)`` text by default, or to the largest
+with ``tie_rule="subword-nmt"``, which is subword-nmt's own rule), stopping
+after ``num_merges`` merges, at ``vocab_size`` symbols, or when the best count
+is below ``min_frequency`` (subword-nmt stops below 2). Encoding replays the
+merges by rank, lowest first. Codes files are subword-nmt's: ``#version: 0.2``,
+then one ``left right`` merge a line.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Optional, Union
+
+from . import _native
+from .errors import FormatError
+from .training import CorpusItem, _texts
+
+END_OF_WORD = "</w>"
+CODES_HEADER = "#version: 0.2"
+TIE_RULES = ("smallest", "subword-nmt")
+
+
+def word_counts(texts: Iterable[str]) -> Counter:
+    """subword-nmt's vocabulary: the non-empty space-separated words of every line."""
+    counts: Counter = Counter()
+    for text in texts:
+        for line in text.split("\n"):
+            for word in line.strip("\r\n ").split(" "):
+                if word:
+                    counts[word] += 1
+    return counts
+
+
+def symbols_of(word: str, end_of_word: str = END_OF_WORD) -> list[str]:
+    """``"low"`` -> ``["l", "o", "w</w>"]``."""
+    return [*word[:-1], word[-1] + end_of_word]
+
+
+class CharBPE:
+    """Merges learned over characters; encodes words and lines."""
+
+    def __init__(
+        self,
+        merges: Sequence[tuple[str, str]],
+        end_of_word: str = END_OF_WORD,
+        counts: Optional[Sequence[int]] = None,
+    ) -> None:
+        self.merges = [(str(a), str(b)) for a, b in merges]
+        self.end_of_word = end_of_word
+        self.counts = tuple(counts) if counts is not None else None
+        self._ranks: dict[tuple[str, str], int] = {}
+        for rank, pair in enumerate(self.merges):
+            self._ranks.setdefault(pair, rank)
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def encode_word(self, word: str) -> tuple[str, ...]:
+        """The symbols of one word after the merges (the last one keeps the marker)."""
+        if not word:
+            return ()
+        cached = self._cache.get(word)
+        if cached is not None:
+            return cached
+        symbols = symbols_of(word, self.end_of_word)
+        while len(symbols) > 1:
+            ranked = [
+                (self._ranks.get(pair), i) for i, pair in enumerate(zip(symbols, symbols[1:]))
+            ]
+            ranked = [(r, i) for r, i in ranked if r is not None]
+            if not ranked:
+                break
+            rank, _ = min(ranked)
+            pair = self.merges[rank]
+            merged, i = [], 0
+            while i < len(symbols):  # every occurrence, left to right
+                if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+                    merged.append(symbols[i] + symbols[i + 1])
+                    i += 2
+                else:
+                    merged.append(symbols[i])
+                    i += 1
+            symbols = merged
+        result = tuple(symbols)
+        if len(self._cache) < 1 << 16:
+            self._cache[word] = result
+        return result
+
+    def segment(self, line: str) -> str:
+        """subword-nmt's output for a line: subwords separated by spaces, each
+        but the last of a word followed by ``@@``, the marker dropped."""
+        out = []
+        for word in line.strip("\r\n ").split(" "):
+            if not word:
+                continue
+            symbols = list(self.encode_word(word))
+            last = symbols[-1]
+            symbols[-1] = (
+                last[: -len(self.end_of_word)] if last.endswith(self.end_of_word) else last
+            )
+            if not symbols[-1]:
+                symbols.pop()
+            out += [s + "@@" for s in symbols[:-1]] + [symbols[-1]]
+        return " ".join(out)
+
+    def save_codes(self, path: Union[str, os.PathLike], *, overwrite: bool = False) -> None:
+        """Write subword-nmt's codes file."""
+        path = Path(path)
+        if path.exists() and not overwrite:
+            raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
+        lines = [CODES_HEADER] + [f"{a} {b}" for a, b in self.merges]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load_codes(cls, path: Union[str, os.PathLike], end_of_word: str = END_OF_WORD) -> CharBPE:
+        """Read subword-nmt's codes file (with or without the version line)."""
+        merges = []
+        text = Path(path).read_text(encoding="utf-8")
+        for number, line in enumerate(text.split("\n"), start=1):
+            if not line or (number == 1 and line.startswith("#version")):
+                continue
+            parts = line.split(" ")
+            if len(parts) != 2 or not all(parts):
+                raise FormatError(path, f"expected 'left right', got {line!r}", f"line {number}")
+            merges.append((parts[0], parts[1]))
+        return cls(merges, end_of_word)
+
+
+def train_char_bpe(
+    corpus: Union[CorpusItem, Iterable[CorpusItem]],
+    *,
+    num_merges: Optional[int] = None,
+    vocab_size: Optional[int] = None,
+    end_of_word: str = END_OF_WORD,
+    min_frequency: int = 1,
+    tie_rule: str = "smallest",
+) -> CharBPE:
+    """Learn character-level BPE merges; see the module docstring."""
+    if num_merges is None and vocab_size is None:
+        raise ValueError("say when to stop: num_merges=N or vocab_size=V")
+    if tie_rule not in TIE_RULES:
+        raise ValueError(f"tie_rule must be one of {', '.join(TIE_RULES)}, not {tie_rule!r}")
+    if not isinstance(end_of_word, str) or not end_of_word:
+        raise ValueError("end_of_word must be a non-empty string")
+    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
+        raise ValueError(f"min_frequency must be an int of at least 1, not {min_frequency!r}")
+    counts = word_counts(text for text, _ in _texts(corpus))
+    words = [(symbols_of(w, end_of_word), c) for w, c in counts.items()]
+    # The alphabet in text order: ties compare the symbols' UTF-8 bytes.
+    alphabet = sorted({s for symbols, _ in words for s in symbols}, key=lambda s: s.encode())
+    index = {s: i for i, s in enumerate(alphabet)}
+    limit = vocab_size if vocab_size is not None else len(alphabet) + num_merges
+    if num_merges is not None and vocab_size is not None:
+        limit = min(vocab_size, len(alphabet) + num_merges)
+    tokens, merges, merge_counts, stop = _native.train_bpe_symbols(
+        [([index[s] for s in symbols], c) for symbols, c in words],
+        [s.encode("utf-8") for s in alphabet],
+        max(limit, len(alphabet)),
+        min_frequency,
+        num_merges,
+        tie_rule == "subword-nmt",
+    )
+    text_of = [t.decode("utf-8") for t in tokens]
+    if stop != "vocab_size":
+        warnings.warn(f"training stopped after {len(merges)} merges: {stop}", stacklevel=2)
+    return CharBPE([(text_of[a], text_of[b]) for a, b in merges], end_of_word, merge_counts)

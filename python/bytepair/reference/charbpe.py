@@ -1,0 +1,50 @@
+"""Character-level BPE training, written to be read: the oracle of
+:func:`bytepair.char_bpe.train_char_bpe`. Every pair is recounted before each
+merge (SPEC §1, over characters instead of bytes)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from bytepair.char_bpe import END_OF_WORD, symbols_of, word_counts
+
+
+def train(
+    texts: list[str],
+    num_merges: int,
+    *,
+    end_of_word: str = END_OF_WORD,
+    min_frequency: int = 1,
+    largest_ties: bool = False,
+) -> list[tuple[tuple[str, str], int]]:
+    """The merges with their counts. The winner is the most frequent pair;
+    ties go to the smallest (left, right) text, or the largest."""
+    words = [(symbols_of(w, end_of_word), c) for w, c in word_counts(texts).items()]
+    merges = []
+    for _ in range(num_merges):
+        pairs: Counter = Counter()
+        for symbols, count in words:
+            for pair in zip(symbols, symbols[1:]):
+                pairs[pair] += count
+        if not pairs:
+            break
+        if largest_ties:
+            pair = max(pairs, key=lambda p: (pairs[p], p))
+        else:
+            pair = min(pairs, key=lambda p: (-pairs[p], p))
+        if pairs[pair] < min_frequency:
+            break
+        merges.append((pair, pairs[pair]))
+        merged = []
+        for symbols, count in words:
+            out, i = [], 0
+            while i < len(symbols):
+                if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+                    out.append(symbols[i] + symbols[i + 1])
+                    i += 2
+                else:
+                    out.append(symbols[i])
+                    i += 1
+            merged.append((out, count))
+        words = merged
+    return merges

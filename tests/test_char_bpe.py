@@ -1,0 +1,75 @@
+"""Character-level BPE: the core's trainer over characters equals the
+reference (both tie rules) and subword-nmt (its rule), codes files round trip."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bytepair.char_bpe import CharBPE, train_char_bpe
+from bytepair.errors import FormatError
+from bytepair.reference import charbpe as reference
+
+texts = st.lists(st.text(alphabet="ab cé\n", max_size=30), min_size=1, max_size=8)
+
+
+def trained(corpus, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return train_char_bpe(corpus, **kw)
+
+
+@settings(max_examples=150)
+@given(
+    corpus=texts,
+    merges=st.integers(0, 12),
+    largest=st.booleans(),
+    eow=st.sampled_from(["</w>", "_"]),
+)
+def test_core_equals_the_reference(corpus, merges, largest, eow):
+    rule = "subword-nmt" if largest else "smallest"
+    ours = trained(corpus, num_merges=merges, tie_rule=rule, end_of_word=eow)
+    expected = reference.train(corpus, merges, end_of_word=eow, largest_ties=largest)
+    assert list(zip(ours.merges, ours.counts or ())) == expected
+
+
+def test_equals_subword_nmt_on_real_text(shared_data, tmp_path):
+    learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
+    apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
+    for name in ("botchan.txt", "tinyshakespeare.txt"):
+        text = (shared_data / "corpus" / "small" / name).read_text(encoding="utf-8-sig")[:80_000]
+        codes = io.StringIO()
+        learn_bpe.learn_bpe(io.StringIO(text), codes, 400, min_frequency=2)
+        ours = trained(text, num_merges=400, min_frequency=2, tie_rule="subword-nmt")
+        theirs = [tuple(line.split(" ")) for line in codes.getvalue().splitlines()[1:]]
+        assert ours.merges == theirs
+        bpe = apply_bpe.BPE(io.StringIO(codes.getvalue()))
+        for line in text.splitlines()[:400]:
+            assert ours.segment(line) == bpe.process_line(line)
+        path = tmp_path / f"{name}.codes"
+        ours.save_codes(path)
+        assert path.read_text(encoding="utf-8") == codes.getvalue()
+        assert CharBPE.load_codes(path).merges == ours.merges
+
+
+def test_words_marker_and_errors(tmp_path):
+    bpe = trained(["low low lower lowest"] * 3, num_merges=4)
+    assert bpe.encode_word("low") == ("low</w>",)
+    assert bpe.segment("lowest  low") == "lowe@@ s@@ t low"  # merges: l o, lo w, lo w</w>, low e
+    custom = trained(["ab ab"], num_merges=2, end_of_word="_")
+    assert custom.merges == [("a", "b_")]  # then nothing is left to merge
+    with pytest.raises(FileExistsError):
+        path = tmp_path / "c.codes"
+        bpe.save_codes(path)
+        bpe.save_codes(path)
+    (tmp_path / "bad.codes").write_text("#version: 0.2\na b c\n", encoding="utf-8")
+    with pytest.raises(FormatError, match="line 2"):
+        CharBPE.load_codes(tmp_path / "bad.codes")
+    with pytest.raises(ValueError, match="say when to stop"):
+        train_char_bpe("a b")
+    with pytest.raises(ValueError, match="tie_rule"):
+        train_char_bpe("a b", num_merges=1, tie_rule="random")
