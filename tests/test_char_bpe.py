@@ -73,3 +73,14 @@ def test_words_marker_and_errors(tmp_path):
         train_char_bpe("a b")
     with pytest.raises(ValueError, match="tie_rule"):
         train_char_bpe("a b", num_merges=1, tie_rule="random")
+
+
+def test_through_bytepair_train():
+    import bytepair
+
+    bpe = bytepair.train(["low low lower lowest"] * 3, None, model="char-bpe", num_merges=4)
+    assert isinstance(bpe, CharBPE) and bpe.merges[0] == ("l", "o")
+    sized = bytepair.train(["low low lower lowest"] * 3, 12, model="char-bpe", end_of_word="_")
+    assert sized.end_of_word == "_" and len(sized.merges) <= 12
+    with pytest.raises(TypeError, match="vocab_size must be an int"):
+        train_char_bpe("a b", vocab_size="9")

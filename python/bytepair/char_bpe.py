@@ -147,6 +147,9 @@ def train_char_bpe(
     """Learn character-level BPE merges; see the module docstring."""
     if num_merges is None and vocab_size is None:
         raise ValueError("say when to stop: num_merges=N or vocab_size=V")
+    for name, value in (("num_merges", num_merges), ("vocab_size", vocab_size)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     if tie_rule not in TIE_RULES:
         raise ValueError(f"tie_rule must be one of {', '.join(TIE_RULES)}, not {tie_rule!r}")
     if not isinstance(end_of_word, str) or not end_of_word:

@@ -110,7 +110,7 @@ def add_texts(
             bar.close()
 
 
-MODELS = ("bpe", "unigram")
+MODELS = ("bpe", "unigram", "char-bpe")
 _UNIGRAM_DEFAULTS = {
     "character_coverage": 0.9995,
     "max_piece_length": 16,
@@ -137,9 +137,12 @@ def train(
     corpus: a text, a path, or an iterable of texts (str) and files
         (os.PathLike; each file is read as one UTF-8 text).
     vocab_size: target size, everything included (bytes, special tokens).
-    model: "bpe" (byte-level BPE, SPEC §1; returns a :class:`Tokenizer`) or
+    model: "bpe" (byte-level BPE, SPEC §1; returns a :class:`Tokenizer`),
         "unigram" (the unigram language model, docs/unigram.md; returns a
-        :class:`SentencePieceTokenizer`).
+        :class:`SentencePieceTokenizer`) or "char-bpe" (classic BPE over
+        characters, subword-nmt style; returns a :class:`CharBPE`; options
+        ``num_merges``, ``end_of_word``, ``tie_rule``; ``vocab_size`` may be None
+        when ``num_merges`` is given).
     pretokenizer: BPE: "gpt2" (default), "whitespace", "none", tiktoken's
         names, or a compiled regex. Unigram: "metaspace" (default,
         SentencePiece's words: spaces as ▁) or any of those.
@@ -154,10 +157,20 @@ def train(
     ``vocab_size`` (no pair left, or min_frequency) is not an error: a
     warning says so and ``tokenizer.training.stop_reason`` tells why.
     """
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
-        raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}: use one of {', '.join(MODELS)}")
+    if model == "char-bpe":
+        from .char_bpe import train_char_bpe
+
+        options = {k: v for k, v in unigram_options.items()}
+        return train_char_bpe(
+            corpus,
+            vocab_size=vocab_size,
+            min_frequency=1 if min_frequency is None else min_frequency,
+            **options,
+        )
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
+        raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
     specials = _check_special_tokens(special_tokens)
     if model == "unigram":
         from .unigram_training import train_unigram
