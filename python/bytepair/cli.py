@@ -1,4 +1,4 @@
-"""The ``bytepair`` command line: train, encode, decode, inspect, steps,
+"""The ``bytepair`` command line: train, encode, decode, inspect, steps, viz,
 analyze, convert, gage, demo.
 
 A tokenizer is named by ``--model`` (alias ``-t/--tokenizer``): one of OpenAI's
@@ -462,6 +462,22 @@ def cmd_steps(args: argparse.Namespace) -> int:
         done += 1
     if done < args.merges:
         _write_text(f"(stopped after {done} merges: no pair of tokens is left)\n")
+    return 0
+
+
+# ---- viz ----
+
+
+def cmd_viz(args: argparse.Namespace) -> int:
+    from .viz import write_page
+
+    output = Path(args.output)
+    if output.exists() and not args.force:
+        raise CommandError(f"{output} already exists; pass --force to replace")
+    corpus = _corpus(args.files or ["-"])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    write_page(corpus, output, args.merges, pretokenizer=args.pretokenizer, overwrite=args.force)
+    print(f"wrote {output}: {args.merges} merges; open it in a browser (it needs no network)")
     return 0
 
 
@@ -988,6 +1004,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="highlight the winner and ties (default: when stdout is a terminal)",
     )
     steps_cmd.set_defaults(run=cmd_steps)
+
+    viz_cmd = commands.add_parser(
+        "viz",
+        help="write an interactive page that steps through training",
+        description="Write one self-contained HTML page (no network) that steps through BPE "
+        "training on the corpus: next / previous / play / a slider, the pair counts with the "
+        "winner and ties marked, the corpus after each merge, and a box that tokenizes typed "
+        "text with the merges so far.",
+    )
+    viz_cmd.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text; '-' or none: stdin")
+    viz_cmd.add_argument("-o", "--output", required=True, metavar="PAGE", help="the .html file")
+    viz_cmd.add_argument(
+        "--merges", type=_at_least(1), default=100, metavar="N", help="how many (default 100)"
+    )
+    viz_cmd.add_argument(
+        "--pretokenizer",
+        choices=["gpt2", "whitespace", "none"],
+        default="gpt2",
+        help="the page runs it in the browser too (default gpt2)",
+    )
+    viz_cmd.add_argument("--force", action="store_true", help="replace an existing page")
+    viz_cmd.set_defaults(run=cmd_viz)
 
     analyze_cmd = commands.add_parser(
         "analyze",

@@ -1,0 +1,102 @@
+"""The interactive page: one self-contained HTML file (no network, vanilla
+JS) that steps through BPE training — next / previous / play / a slider over
+the merges, the pair-count table with the winner and the ties marked, the
+corpus after each merge, and a box that tokenizes typed text with the merges
+learned so far (token boundaries, ids on hover). The steps come from
+:func:`bytepair.trace`; the page holds the top pairs and the most frequent
+words of each step, so corpora of a few MB give pages of a few hundred KB.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Union
+
+from ..demo import readable
+from ..trace import trace
+from ..training import CorpusItem
+
+# The pre-tokenizers the page can run in the browser (JavaScript regexes with
+# the same cuts as the Python ones on the text people type).
+JS_PATTERNS = {
+    "gpt2": r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+    "whitespace": r"\s*\S+|\s+",
+    "none": None,
+}
+TEMPLATE = Path(__file__).with_name("page.html")
+
+
+def page_data(
+    corpus: Union[CorpusItem, Iterable[CorpusItem]],
+    merges: int = 100,
+    *,
+    pretokenizer: str = "gpt2",
+    top: int = 12,
+    show: int = 12,
+) -> dict:
+    """What the page shows, as plain data (JSON-ready)."""
+    if pretokenizer not in JS_PATTERNS:
+        raise ValueError(
+            f"the page cuts typed text in the browser; it knows the pre-tokenizers "
+            f"{', '.join(JS_PATTERNS)}, not {pretokenizer!r}"
+        )
+    steps = []
+    for step in trace(corpus, merges=merges, pretokenizer=pretokenizer, top=top, show=show):
+        left, right = step.pair
+        steps.append(
+            {
+                "left": list(left),
+                "right": list(right),
+                "id": step.token_id,
+                "count": step.count,
+                "shown": [readable(left), readable(right), readable(step.token)],
+                "why": step.why,
+                "top": [
+                    [
+                        readable(a),
+                        readable(b),
+                        count,
+                        "winner" if (a, b) == step.pair else "tie" if (a, b) in step.tied else "",
+                    ]
+                    for (a, b), count in step.top_pairs
+                ],
+                "corpus": [
+                    [[[readable(s), s == step.token] for s in symbols], count]
+                    for symbols, count in step.corpus
+                ],
+            }
+        )
+    return {
+        "pattern": JS_PATTERNS[pretokenizer],
+        "steps": steps,
+        "about": f"{len(steps)} merges, pre-tokenizer {pretokenizer}; ties go to the smallest "
+        "(left, right) bytes (SPEC §1)",
+    }
+
+
+def write_page(
+    corpus: Union[CorpusItem, Iterable[CorpusItem]],
+    path: Union[str, os.PathLike],
+    merges: int = 100,
+    *,
+    pretokenizer: str = "gpt2",
+    top: int = 12,
+    show: int = 12,
+    sample: str = "the lowest newer tokens",
+    overwrite: bool = False,
+) -> Path:
+    """Write the page to ``path`` (never over an existing file unless ``overwrite``)."""
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
+    data = page_data(corpus, merges, pretokenizer=pretokenizer, top=top, show=show)
+    # Inside <script>, "</" would end the element: JSON's \u escapes keep it out.
+    payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    sample_html = sample.replace("&", "&amp;").replace("<", "&lt;")
+    html = TEMPLATE.read_text(encoding="utf-8")
+    html = html.replace("__SAMPLE__", sample_html).replace("__DATA__", payload)
+    path.write_text(html, encoding="utf-8")
+    return path

@@ -1,0 +1,94 @@
+"""The interactive page in a real headless browser (Debian's chromium, driven
+by Playwright): it loads without console errors, Next advances exactly one
+merge and updates the pair table, and the tokenizer box cuts typed text as
+the Python tokenizer does with the same merges. A screenshot is written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+import bytepair
+from bytepair.viz import page_data, write_page
+
+CORPUS = ["the lowest low lower newer newest widest " * 3, "lower lowest low the new " * 2]
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("no chromium on this machine (.ci/run installs Debian's chromium)")
+
+
+def test_page_data_follows_the_trace():
+    data = page_data(CORPUS, 6, pretokenizer="gpt2")
+    steps = list(bytepair.trace(CORPUS, merges=6))
+    assert [(bytes(s["left"]), bytes(s["right"])) for s in data["steps"]] == [s.pair for s in steps]
+    assert data["steps"][0]["top"][0][3] == "winner"
+    with pytest.raises(ValueError, match="pre-tokenizers"):
+        page_data(CORPUS, 3, pretokenizer="cl100k")
+
+
+def test_write_page_never_overwrites(tmp_path):
+    path = write_page(CORPUS, tmp_path / "page.html", 3)
+    assert "<script" in path.read_text(encoding="utf-8") and "http" not in path.read_text()
+    with pytest.raises(FileExistsError):
+        write_page(CORPUS, path, 3)
+
+
+def test_the_page_in_a_browser(tmp_path):
+    playwright = pytest.importorskip("playwright.sync_api", reason="the page test needs playwright")
+    executable = chromium()
+    merges = 12
+    path = write_page(CORPUS, tmp_path / "page.html", merges, sample="lowest newer")
+    expected_tok = bytepair.train(CORPUS, 256 + merges, progress=False)
+    steps = list(bytepair.trace(CORPUS, merges=merges, top=12))  # the page shows 12
+    errors: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.as_uri())
+        assert page.text_content("#step") == f"merge 1 of {merges}"
+        first_row = page.text_content("#pairs tr.winner")
+        page.click("#next")
+        assert page.text_content("#step") == f"merge 2 of {merges}"
+        winner = page.text_content("#pairs tr.winner")
+        left, right = steps[1].pair
+        assert winner != first_row and winner.startswith(f"{bytepair.demo.readable(left)} + ")
+        assert page.locator("#pairs tr").count() == len(steps[1].top_pairs)
+        # To the last merge: the box must cut text as the trained tokenizer does.
+        page.fill("#slider", str(merges))
+        page.dispatch_event("#slider", "input")
+        assert page.text_content("#step") == f"merge {merges} of {merges}"
+        text = "the lowest newer widest"
+        page.fill("#input", text)
+        ids = [
+            int(i)
+            for i in page.locator("#tokens .tok").evaluate_all("e => e.map(x => x.dataset.id)")
+        ]
+        assert ids == expected_tok.encode_ordinary(text)
+        shot = tmp_path / "page.png"
+        page.screenshot(path=str(shot), full_page=True)
+        if os.environ.get("BYTEPAIR_VIZ_SCREENSHOT"):
+            shutil.copy(shot, os.environ["BYTEPAIR_VIZ_SCREENSHOT"])
+        browser.close()
+    assert shot.read_bytes()[:4] == b"\x89PNG"
+    assert errors == []
+
+
+def test_viz_command(tmp_path, capsys):
+    from bytepair.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(" ".join(CORPUS), encoding="utf-8")
+    page = tmp_path / "out" / "page.html"
+    assert main(["viz", str(corpus), "-o", str(page), "--merges", "5"]) == 0
+    assert "wrote" in capsys.readouterr().out and page.stat().st_size > 1000
+    assert main(["viz", str(corpus), "-o", str(page)]) == 1
+    assert "--force" in capsys.readouterr().err
