@@ -87,3 +87,24 @@ def test_analyze_plot(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main([*args, "--plot", str(png)]) == 1
     assert "--force" in capsys.readouterr().err
+
+
+def test_scripts_group_multilingual_lines(tok):
+    assert analysis.script_of("Hello world") == "LATIN"
+    assert analysis.script_of("Привет, мир") == "CYRILLIC"
+    assert analysis.script_of("吾輩は猫である。") == "JAPANESE"
+    assert analysis.script_of("你好世界") == "CJK"
+    assert analysis.script_of("123 !!") == "OTHER"
+    groups = analysis.by_script("hello there\nПривет\nworld\n")
+    assert list(groups) == ["LATIN", "CYRILLIC"] and groups["LATIN"] == "hello there\nworld"
+    report = analysis.sentence_report(tok, ["the cat", "the dog sat"])
+    assert report[-1].startswith("average: ") and len(report) == 3
+
+
+def test_analyze_by_script(tmp_path, capsys, tok):
+    held, model = tmp_path / "held.txt", tmp_path / "t.json"
+    held.write_text("the cat sat\nкот сидел\n", encoding="utf-8")
+    tok.save(model)
+    assert main(["analyze", str(model), "--text", str(held), "--by-script"]) == 0
+    out = capsys.readouterr().out
+    assert "[LATIN]" in out and "[CYRILLIC]" in out

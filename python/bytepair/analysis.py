@@ -150,13 +150,49 @@ def sweep(
 
 
 def sentence_report(tokenizer, sentences: Sequence[str]) -> list[str]:
-    """Each sentence with its token boundaries (``|``) and token count."""
+    """Each sentence with its token count and boundaries (``|``), then the
+    average number of tokens per sentence."""
     lines = []
+    total = 0
     for sentence in sentences:
         ids = tokenizer.encode_ordinary(sentence)
+        total += len(ids)
         pieces = [_piece_text(tokenizer, i) for i in ids]
         lines.append(f"{len(ids):>4}  {'|'.join(pieces)}")
+    if sentences:
+        lines.append(f"average: {total / len(sentences):.1f} tokens per sentence")
     return lines
+
+
+def script_of(line: str) -> str:
+    """The writing system most of a line's letters belong to: the first word
+    of their Unicode names (LATIN, CYRILLIC, CJK, HIRAGANA, ARABIC, ...), with
+    the Japanese kana counted as JAPANESE and CJK/HANGUL kept apart; "OTHER"
+    when the line has no letter. Text in one script is usually one language
+    family, so it stands in for the language of multilingual text."""
+    import unicodedata
+
+    counts: Counter = Counter()
+    for char in line:
+        if unicodedata.category(char)[0] != "L":
+            continue
+        first = unicodedata.name(char, "OTHER").split(" ")[0]
+        counts["JAPANESE" if first in ("HIRAGANA", "KATAKANA") else first] += 1
+    if not counts:
+        return "OTHER"
+    if counts.get("JAPANESE") and counts.get("CJK"):
+        counts["JAPANESE"] += counts.pop("CJK")  # kanji inside Japanese text
+    return counts.most_common(1)[0][0]
+
+
+def by_script(text: str) -> dict[str, str]:
+    """The lines of ``text`` grouped by :func:`script_of`, most text first."""
+    groups: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.strip():
+            groups.setdefault(script_of(line), []).append(line)
+    ordered = sorted(groups.items(), key=lambda kv: -sum(len(line) for line in kv[1]))
+    return {script: "\n".join(lines) for script, lines in ordered}
 
 
 def _piece_text(tokenizer, token: int) -> str:

@@ -527,6 +527,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
                 tok.n_vocab, args.embedding_dim, tied=not args.untied
             )
         report["tokenizers"].append(row)
+        if args.by_script:
+            for script, part in analysis.by_script(heldout).items():
+                entry = analysis.measure(tok, part, name=f"{spec} [{script}]").as_dict()
+                report.setdefault("by_script", []).append(entry)
         if args.sentences:
             sentences = [line for line in heldout.splitlines() if line.strip()][: args.sentences]
             report["sentences"][spec] = analysis.sentence_report(tok, sentences)
@@ -568,6 +572,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     out = []
     if report["tokenizers"]:
         out.append(_table(keys, [[r[k] for k in keys] for r in report["tokenizers"]], args.format))
+    if report.get("by_script"):
+        rows = [[r[k] for k in keys[:7]] for r in report["by_script"]]
+        out += ["", "by script (lines grouped by the writing system of their letters):"]
+        out.append(_table(keys[:7], rows, args.format))
     if report["sweep"]:
         skeys = list(report["sweep"][0])
         out += ["", _table(skeys, [[r[k] for k in skeys] for r in report["sweep"]], args.format)]
@@ -1051,6 +1059,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     analyze_cmd.add_argument(
         "--sentences", type=_at_least(1), metavar="N", help="show N held-out lines tokenized"
+    )
+    analyze_cmd.add_argument(
+        "--by-script",
+        action="store_true",
+        help="also measure each writing system's lines apart (multilingual text)",
     )
     analyze_cmd.add_argument(
         "--format", choices=["table", "markdown", "json"], default="table", help="output"
