@@ -9,7 +9,7 @@ wins; ties to the smallest ``(left, right)`` text by default, or to the largest
 with ``tie_rule="subword-nmt"``, which is subword-nmt's own rule), stopping
 after ``num_merges`` merges, at ``vocab_size`` symbols, or when the best count
 is below ``min_frequency`` (subword-nmt stops below 2). Encoding replays the
-merges by rank, lowest first. Codes files are subword-nmt's: ``#version: 0.2``,
+merges by rank, lowest first, leftmost first, in the core (as for bytes). Codes files are subword-nmt's: ``#version: 0.2``,
 then one ``left right`` merge a line.
 """
 
@@ -59,50 +59,42 @@ class CharBPE:
         self.merges = [(str(a), str(b)) for a, b in merges]
         self.end_of_word = end_of_word
         self.counts = tuple(counts) if counts is not None else None
-        self._ranks: dict[tuple[str, str], int] = {}
-        for rank, pair in enumerate(self.merges):
-            self._ranks.setdefault(pair, rank)
+        # Symbols by id (base characters as met, merge results); the core
+        # merges id sequences by rank, as it does bytes.
+        self._symbols: list[str] = []
+        self._ids: dict[str, int] = {}
+        rules = [(self._id(a), self._id(b), self._id(a + b)) for a, b in self.merges]
+        self._core = _native.CoreSymbolBPE(rules)
         self._cache: dict[str, tuple[str, ...]] = {}
+
+    def _id(self, symbol: str) -> int:
+        found = self._ids.get(symbol)
+        if found is None:
+            found = self._ids[symbol] = len(self._symbols)
+            self._symbols.append(symbol)
+        return found
 
     def encode_word(self, word: str) -> tuple[str, ...]:
         """The symbols of one word after the merges (the last one keeps the marker)."""
-        if not word:
-            return ()
-        cached = self._cache.get(word)
-        if cached is not None:
-            return cached
-        symbols = symbols_of(word, self.end_of_word)
-        while len(symbols) > 1:
-            ranked = [
-                (self._ranks.get(pair), i) for i, pair in enumerate(zip(symbols, symbols[1:]))
-            ]
-            ranked = [(r, i) for r, i in ranked if r is not None]
-            if not ranked:
-                break
-            rank, _ = min(ranked)
-            pair = self.merges[rank]
-            merged, i = [], 0
-            while i < len(symbols):  # every occurrence, left to right
-                if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
-                    merged.append(symbols[i] + symbols[i + 1])
-                    i += 2
-                else:
-                    merged.append(symbols[i])
-                    i += 1
-            symbols = merged
-        result = tuple(symbols)
-        if len(self._cache) < 1 << 16:
-            self._cache[word] = result
-        return result
+        return self.encode_words([word])[0]
+
+    def encode_words(self, words: Sequence[str]) -> list[tuple[str, ...]]:
+        """:meth:`encode_word` of many words; the new ones are merged in the core, in parallel."""
+        if len(self._cache) + len(words) > 1 << 16:
+            self._cache.clear()  # bounded memory; every word below is encoded again
+        todo = list(dict.fromkeys(w for w in words if w and w not in self._cache))
+        if todo:
+            ids = [[self._id(s) for s in symbols_of(w, self.end_of_word)] for w in todo]
+            for word, merged in zip(todo, self._core.encode_words(ids)):
+                self._cache[word] = tuple(self._symbols[i] for i in merged)
+        return [self._cache[w] if w else () for w in words]
 
     def segment(self, line: str) -> str:
         """subword-nmt's output for a line: subwords separated by spaces, each
         but the last of a word followed by ``@@``, the marker dropped."""
         out = []
-        for word in line.strip("\r\n ").split(" "):
-            if not word:
-                continue
-            symbols = list(self.encode_word(word))
+        words = [w for w in line.strip("\r\n ").split(" ") if w]
+        for symbols in map(list, self.encode_words(words)):
             last = symbols[-1]
             symbols[-1] = (
                 last[: -len(self.end_of_word)] if last.endswith(self.end_of_word) else last

@@ -545,6 +545,38 @@ fn train_bpe(
     })
 }
 
+/// Merge rules over an alphabet of symbol ids (classic character BPE):
+/// encodes words given as symbol ids.
+#[pyclass(frozen, module = "bytepair._native")]
+struct CoreSymbolBPE {
+    rules: bytepair_core::bpe::encode::SymbolRules,
+}
+
+#[pymethods]
+impl CoreSymbolBPE {
+    /// `rules`: (left id, right id, result id) in rank order; a repeated pair keeps its first rank.
+    #[new]
+    fn new(rules: Vec<(u32, u32, u32)>) -> Self {
+        Self {
+            rules: bytepair_core::bpe::encode::SymbolRules::new(rules),
+        }
+    }
+
+    /// Each word's symbols after merging by rank, in parallel without the GIL.
+    fn encode_words(&self, py: Python<'_>, words: Vec<Vec<u32>>) -> PyResult<Vec<Vec<u32>>> {
+        use rayon::prelude::*;
+        in_parallel(py, || {
+            Ok(words
+                .into_par_iter()
+                .map(|mut word| {
+                    self.rules.merge(&mut word);
+                    word
+                })
+                .collect())
+        })
+    }
+}
+
 /// Trains BPE over a base alphabet other than bytes (classic character
 /// BPE): `base[i]` are the bytes of symbol i, each word a list of symbol
 /// indices with its count; `max_merges` stops after that many merges;
@@ -1138,6 +1170,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PretokenCounter>()?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(train_bpe_symbols, m)?)?;
+    m.add_class::<CoreSymbolBPE>()?;
     m.add_class::<CoreUnigram>()?;
     m.add_class::<CoreSentencePiece>()?;
     m.add_class::<CoreHfUnigram>()?;

@@ -246,6 +246,48 @@ fn merge_linked(
     }
 }
 
+/// Merge rules over any alphabet (classic character BPE, whose symbols are
+/// not bytes): pair of symbol ids -> (rank, result id).
+#[derive(Clone, Debug, Default)]
+pub struct SymbolRules(FxHashMap<u64, (u32, u32)>);
+
+impl SymbolRules {
+    /// `rules`: (left, right, result) in rank order; a repeated pair keeps its first rank.
+    pub fn new(rules: impl IntoIterator<Item = (u32, u32, u32)>) -> Self {
+        let mut map = FxHashMap::default();
+        for (rank, (left, right, result)) in rules.into_iter().enumerate() {
+            map.entry(crate::vocab::pair_key(left, right))
+                .or_insert((rank as u32, result));
+        }
+        Self(map)
+    }
+
+    /// The adjacent pair of lowest rank, leftmost first, merges until no
+    /// pair has a rule — SPEC §2's rule, as for bytes.
+    pub fn merge(&self, symbols: &mut Vec<u32>) {
+        merge_symbols(symbols, &self.0)
+    }
+}
+
+fn merge_symbols(symbols: &mut Vec<u32>, rules: &FxHashMap<u64, (u32, u32)>) {
+    let rule_at = |s: &[u32], i: usize| rules.get(&crate::vocab::pair_key(s[i], s[i + 1]));
+    loop {
+        let mut best: Option<(usize, u32, u32)> = None;
+        for i in 0..symbols.len().saturating_sub(1) {
+            if let Some(&(rank, result)) = rule_at(symbols, i) {
+                if best.is_none_or(|(_, r, _)| rank < r) {
+                    best = Some((i, rank, result));
+                }
+            }
+        }
+        let Some((at, _, result)) = best else {
+            return;
+        };
+        symbols[at] = result;
+        symbols.remove(at + 1);
+    }
+}
+
 /// BPE-dropout (Provilkov et al. 2020) as HuggingFace tokenizers does it:
 /// each candidate merge, when its turn comes, is skipped with probability
 /// `p`; skipped candidates come back after the next merge, and merging stops
@@ -460,6 +502,25 @@ mod tests {
             vec![],
         )
         .unwrap()
+    }
+
+    #[test]
+    fn symbol_rules_merge_lowest_rank_leftmost() {
+        // Symbols 0 = a, 1 = b; rules: (a, a) -> 2 at rank 0, (2, b) -> 3 at rank 1.
+        let rules = SymbolRules::new([(0, 0, 2), (2, 1, 3), (0, 0, 9)]);
+        let mut word = vec![0, 0, 0, 1];
+        rules.merge(&mut word);
+        assert_eq!(
+            word,
+            vec![2, 0, 1],
+            "a a a b -> aa a b: left to right, no overlap"
+        );
+        let mut word = vec![0, 0, 1];
+        rules.merge(&mut word);
+        assert_eq!(word, vec![3]);
+        let mut unknown = vec![7, 8];
+        rules.merge(&mut unknown);
+        assert_eq!(unknown, vec![7, 8]);
     }
 
     #[test]
