@@ -172,8 +172,9 @@ def test_trained_model_api(trained):
     assert tok.id_to_piece(tok.piece_to_id("\u2581the")) == "\u2581the"
     with pytest.raises(ValueError, match="k must be a positive int"):
         tok.encode_nbest("x", 0)
-    with pytest.raises(ValueError, match="alpha must be a non-negative number"):
-        tok.encode_sample("x", alpha=-1)
+    for alpha in (-1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="alpha must be a non-negative number"):
+            tok.encode_sample("x", alpha=alpha)
 
 
 def test_loaded_models_say_what_they_cannot_do(shared_data):

@@ -48,7 +48,9 @@ class UnigramTrainingReport:
 
 
 def _alpha(alpha: object) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise ValueError(f"alpha must be a non-negative number, got {alpha!r}")
+    if not 0 <= alpha < float("inf"):  # NaN fails too
         raise ValueError(f"alpha must be a non-negative number, got {alpha!r}")
     return float(alpha)
 
