@@ -84,3 +84,5 @@ def test_through_bytepair_train():
     assert sized.end_of_word == "_" and len(sized.merges) <= 12
     with pytest.raises(TypeError, match="vocab_size must be an int"):
         train_char_bpe("a b", vocab_size="9")
+    with pytest.raises(ValueError, match="no special tokens"):
+        bytepair.train("a b", 20, model="char-bpe", special_tokens=["<s>"])

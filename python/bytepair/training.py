@@ -162,7 +162,12 @@ def train(
     if model == "char-bpe":
         from .char_bpe import train_char_bpe
 
-        options = {k: v for k, v in unigram_options.items()}
+        if special_tokens or pretokenizer is not None:
+            raise ValueError(
+                "char-bpe cuts words at spaces (as subword-nmt) and has no special tokens; "
+                "drop special_tokens / pretokenizer"
+            )
+        options = dict(unigram_options)
         return train_char_bpe(
             corpus,
             vocab_size=vocab_size,
