@@ -15,6 +15,7 @@ from .formats.tiktoken import save_tiktoken, to_tiktoken
 from .model import BPEModel
 from .pretokenizers import Pretokenizer
 from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingReport
+from .sources import read_documents
 from .tokenizer import Tokenizer, load
 from .trace import MergeStep, trace
 from .training import TrainingReport, train
@@ -33,6 +34,7 @@ __all__ = [
     "list_encoding_names",
     "load",
     "load_tiktoken",
+    "read_documents",
     "save_tiktoken",
     "to_tiktoken",
     "trace",

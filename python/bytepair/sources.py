@@ -1,0 +1,156 @@
+"""Reading corpora as a stream of documents, never a whole file at once.
+
+``read_documents(inputs, field="text")`` yields the documents of files,
+globs and directories (recursively, in sorted order), by their names:
+
+- ``*.jsonl`` / ``*.json`` (JSON lines): one object a line, its ``field``;
+- ``*.parquet``: the ``field`` column (read in record batches; needs pyarrow);
+- anything else is plain UTF-8 text, where a blank line ends a document
+  (the blank lines themselves belong to no document);
+- ``.gz`` and ``.zst``/``.zstd`` after those names are decompressed on the
+  fly (zstd needs the ``zstandard`` package).
+
+Documents are only ever cut at those boundaries, so pre-tokens never span
+two. Pass the iterator to :func:`bytepair.train` (it batches the texts) or
+encode it document by document. Problems name the file and the line.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Union
+
+from .errors import FormatError
+
+PathInput = Union[str, "os.PathLike[str]"]
+COMPRESSED = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+
+
+def _files(inputs: Union[PathInput, Iterable[PathInput]]) -> Iterator[Path]:
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.is_file())
+        elif path.is_file():
+            yield path
+        else:
+            matches = sorted(glob.glob(str(item), recursive=True))
+            if not matches:
+                raise FileNotFoundError(f"{item}: no such file, directory or matching path")
+            yield from (Path(m) for m in matches if Path(m).is_file())
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    kind = COMPRESSED.get(path.suffix.lower())
+    if kind == "gzip":
+        return gzip.open(path, "rb")
+    if kind == "zstd":
+        try:
+            import zstandard
+        except ImportError:
+            raise FormatError(path, "reading .zst files needs the zstandard package") from None
+        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+    return open(path, "rb")
+
+
+def _format_of(path: Path) -> str:
+    name = path.name.lower()
+    for suffix in COMPRESSED:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    if name.endswith((".jsonl", ".json", ".ndjson")):
+        return "jsonl"
+    if name.endswith(".parquet"):
+        return "parquet"
+    return "text"
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, line with its end) of a file; each line is decoded on
+    its own, so an encoding error names its line."""
+    with _open_binary(path) as raw:
+        for number, line in enumerate(io.BufferedReader(raw), start=1):
+            try:
+                yield number, line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise FormatError(
+                    path,
+                    f"not UTF-8 text ({e.reason} at byte {e.start} of the line)",
+                    f"line {number}",
+                ) from None
+
+
+def _text_documents(path: Path) -> Iterator[str]:
+    document: list[str] = []
+    for _, line in _lines(path):
+        if line.strip("\r\n") == "":
+            if document:
+                yield "".join(document).rstrip("\r\n")
+                document = []
+        else:
+            document.append(line)
+    if document:
+        yield "".join(document).rstrip("\r\n")
+
+
+def _jsonl_documents(path: Path, field: str) -> Iterator[str]:
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise FormatError(path, f"invalid JSON: {e.msg}", f"line {number}") from None
+        if not isinstance(record, dict) or field not in record:
+            raise FormatError(path, f"no field {field!r} in this record", f"line {number}")
+        value = record[field]
+        if not isinstance(value, str):
+            raise FormatError(
+                path, f"field {field!r} is {type(value).__name__}, not text", f"line {number}"
+            )
+        yield value
+
+
+def _parquet_documents(path: Path, field: str) -> Iterator[str]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise FormatError(path, "reading Parquet files needs the pyarrow package") from None
+    try:
+        reader = pq.ParquetFile(path)
+    except Exception as e:  # pyarrow raises its own error types for corrupt files
+        raise FormatError(path, f"not a Parquet file: {e}") from None
+    if field not in reader.schema_arrow.names:
+        raise FormatError(path, f"no column {field!r} (columns: {reader.schema_arrow.names})")
+    row = 0
+    for batch in reader.iter_batches(columns=[field], batch_size=4096):
+        for value in batch.column(0).to_pylist():
+            row += 1
+            if not isinstance(value, str):
+                raise FormatError(
+                    path, f"column {field!r} holds {type(value).__name__}, not text", f"row {row}"
+                )
+            yield value
+
+
+def read_documents(
+    inputs: Union[PathInput, Iterable[PathInput]], *, field: str = "text"
+) -> Iterator[str]:
+    """The documents of ``inputs`` (files, globs, directories), streamed; see
+    the module docstring for the formats."""
+    for path in _files(inputs):
+        kind = _format_of(path)
+        if kind == "jsonl":
+            yield from _jsonl_documents(path, field)
+        elif kind == "parquet":
+            yield from _parquet_documents(path, field)
+        else:
+            yield from _text_documents(path)
