@@ -1,5 +1,5 @@
-"""The ``bytepair`` command line: train, encode, decode, inspect, steps, viz,
-analyze, convert, gage, demo.
+"""The ``bytepair`` command line: train, count, encode, decode, inspect, steps,
+viz, analyze, convert, gage, demo.
 
 A tokenizer is named by ``--model`` (alias ``-t/--tokenizer``): one of OpenAI's
 encodings (``cl100k_base``, read from ``$BYTEPAIR_TIKTOKEN_DIR``) or a path to a
@@ -215,6 +215,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             "--format gpt2 can only record the gpt2 pre-tokenizer (readers of vocab.json + "
             "merges.txt always apply GPT-2's pattern); use --format huggingface"
         )
+    if args.from_counts:
+        return _train_from_counts(args, save_path, targets)
     corpus = _corpus(args.files or ["-"])
 
     with warnings.catch_warnings():
@@ -266,6 +268,59 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"pre-tokens ({tokenizer.pretokenizer.name})"
         )
     print(f"wrote {', '.join(str(t) for t in targets)}")
+    return 0
+
+
+def _train_from_counts(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> int:
+    from .counts import train_from_counts
+
+    if args.files or args.model != "bpe" or args.special or args.pretokenizer_regex:
+        raise CommandError(
+            "--from-counts trains BPE on the counts alone: no FILE, --model, --special or "
+            "--pretokenizer (the counts carry theirs)"
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tokenizer = train_from_counts(
+            args.from_counts, args.vocab_size, min_frequency=args.min_frequency or 1
+        )
+    save_path.parent.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(save_path, format=args.format, overwrite=args.force)
+    print(f"vocab size {tokenizer.n_vocab}: {len(tokenizer.merges)} merges from the counts")
+    print(f"wrote {', '.join(str(t) for t in targets)}")
+    return 0
+
+
+# ---- count ----
+
+
+def _memory(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    scale = units.get(text[-1:].lower(), 1)
+    try:
+        return int(float(text[:-1] if scale > 1 else text) * scale)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 512M or 4G)") from None
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    from .counts import MANIFEST, count_to_shards
+    from .sources import read_documents
+
+    out = Path(args.output)
+    if (out / MANIFEST).exists() and not args.force:
+        raise CommandError(f"{out} already holds counts; pass --force to replace them")
+    pretokenizer = _pretokenizer(args)
+    count_to_shards(
+        read_documents(args.inputs, field=args.field),
+        out,
+        pretokenizer=pretokenizer,
+        special_tokens=args.special or (),
+        partitions=args.partitions,
+        max_memory=args.max_memory,
+        overwrite=args.force,
+    )
+    print(f"wrote the counts to {out}")
     return 0
 
 
@@ -905,6 +960,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="huggingface",
         help="huggingface: tokenizer.json (default); gpt2: vocab.json + merges.txt",
     )
+    train_cmd.add_argument(
+        "--from-counts",
+        nargs="+",
+        metavar="DIR",
+        help="train BPE on count directories written by `bytepair count` (their shards merge)",
+    )
     train_cmd.add_argument("--force", action="store_true", help="replace an existing output")
     train_cmd.add_argument(
         "--progress",
@@ -971,6 +1032,28 @@ def build_parser() -> argparse.ArgumentParser:
         "path", metavar="MODEL", help="a path, or an encoding name (as for encode --model)"
     )
     inspect_cmd.set_defaults(run=cmd_inspect)
+
+    count_cmd = commands.add_parser(
+        "count",
+        help="count pre-tokens into shards (bounded memory), for train --from-counts",
+        description="Count the pre-tokens of INPUTS (files, globs, directories; text, JSON "
+        "lines, Parquet; .gz/.zst) into hash-partitioned shards in OUT, writing a run out "
+        "whenever the counts pass --max-memory. Directories of several runs or machines merge "
+        "exactly in `bytepair train --from-counts`.",
+    )
+    count_cmd.add_argument("inputs", nargs="+", metavar="INPUT")
+    count_cmd.add_argument("-o", "--output", required=True, metavar="DIR")
+    count_cmd.add_argument("--field", default="text", help="JSON lines / Parquet field (text)")
+    count_pre = count_cmd.add_mutually_exclusive_group()
+    count_pre.add_argument("--pretokenizer", choices=list(BUILTIN_PATTERNS), default="gpt2")
+    count_pre.add_argument("--pretokenizer-regex", metavar="PATTERN")
+    count_cmd.add_argument("--special", action="append", metavar="TOKEN")
+    count_cmd.add_argument("--partitions", type=_at_least(1), default=16, metavar="P")
+    count_cmd.add_argument(
+        "--max-memory", type=_memory, default=1 << 30, metavar="SIZE", help="e.g. 512M (1G)"
+    )
+    count_cmd.add_argument("--force", action="store_true", help="replace existing counts")
+    count_cmd.set_defaults(run=cmd_count)
 
     steps_cmd = commands.add_parser(
         "steps",

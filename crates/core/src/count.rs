@@ -146,6 +146,25 @@ impl PretokenCounts {
         Ok(())
     }
 
+    /// Adds counts made elsewhere (count shards): the same pre-token's counts add up.
+    pub fn add_counts<'a>(
+        &mut self,
+        counts: impl IntoIterator<Item = (&'a [u8], u64)>,
+    ) -> Result<()> {
+        for (pretoken, count) in counts {
+            let slot = self.counts.entry(pretoken.to_vec()).or_insert(0);
+            *slot = slot.checked_add(count).ok_or_else(|| {
+                crate::error::Error::InvalidTraining("a pre-token count overflows u64".into())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Empties the table (after its counts were written out).
+    pub fn clear(&mut self) {
+        self.counts = FxHashMap::default();
+    }
+
     pub fn len(&self) -> usize {
         self.counts.len()
     }

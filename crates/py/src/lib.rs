@@ -511,6 +511,18 @@ impl PretokenCounter {
         self.counts.len()
     }
 
+    /// Adds (pre-token bytes, count) pairs counted elsewhere (count shards).
+    fn add_counts(&mut self, counts: Vec<(Vec<u8>, u64)>) -> PyResult<()> {
+        self.counts
+            .add_counts(counts.iter().map(|(k, v)| (k.as_slice(), *v)))
+            .map_err(to_py)
+    }
+
+    /// Empties the table.
+    fn clear(&mut self) {
+        self.counts.clear();
+    }
+
     /// The counts as a list of (pre-token bytes, count).
     fn items<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyBytes>, u64)> {
         self.counts
