@@ -319,6 +319,7 @@ def cmd_count(args: argparse.Namespace) -> int:
         partitions=args.partitions,
         max_memory=args.max_memory,
         overwrite=args.force,
+        progress=args.progress,
     )
     print(f"wrote the counts to {out}")
     return 0
@@ -1053,6 +1054,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-memory", type=_memory, default=1 << 30, metavar="SIZE", help="e.g. 512M (1G)"
     )
     count_cmd.add_argument("--force", action="store_true", help="replace existing counts")
+    count_cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr (default: when stderr is a terminal)",
+    )
     count_cmd.set_defaults(run=cmd_count)
 
     steps_cmd = commands.add_parser(

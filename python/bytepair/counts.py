@@ -23,7 +23,7 @@ import os
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 from . import _native
 from .errors import FormatError
@@ -97,8 +97,12 @@ def count_to_shards(
     partitions: int = 16,
     max_memory: int = 1 << 30,
     overwrite: bool = False,
+    progress: Optional[bool] = None,
 ) -> Path:
-    """Count the pre-tokens of ``documents`` into shards in the directory ``out``."""
+    """Count the pre-tokens of ``documents`` into shards in the directory ``out``
+    (a progress bar in characters when ``progress``, default: stderr is a terminal)."""
+    from .training import progress_bar
+
     out = Path(out)
     if (out / MANIFEST).exists() and not overwrite:
         raise FileExistsError(f"{out} already holds counts; pass overwrite=True to replace them")
@@ -113,19 +117,28 @@ def count_to_shards(
         list(special_tokens), pre.kind, pre.pattern if pre.kind == "regex" else None
     )
     writer = _Writer(out, partitions)
+    bar = progress_bar(progress, desc="counting", unit=" chars", unit_scale=True)
     batch: list[str] = []
     size = 0
-    for document in documents:
-        batch.append(document)
-        size += len(document)
-        if size >= BATCH_CHARS:
+    try:
+        for document in documents:
+            batch.append(document)
+            size += len(document)
+            if size >= BATCH_CHARS:
+                counter.add_texts(batch)
+                if bar is not None:
+                    bar.update(size)
+                batch, size = [], 0
+                # An estimate by entries (a pre-token is ~16 bytes on average in text).
+                if len(counter) * (BYTES_PER_ENTRY + 16) > max_memory:
+                    writer.flush(counter)
+        if batch:
             counter.add_texts(batch)
-            batch, size = [], 0
-            # An estimate by entries (a pre-token is ~16 bytes on average in text).
-            if len(counter) * (BYTES_PER_ENTRY + 16) > max_memory:
-                writer.flush(counter)
-    if batch:
-        counter.add_texts(batch)
+            if bar is not None:
+                bar.update(size)
+    finally:
+        if bar is not None:
+            bar.close()
     writer.flush(counter)
     manifest = {
         "format": FORMAT,
