@@ -19,6 +19,7 @@ from typing import Optional, Union
 
 from . import _native
 from .pretokenizers import PretokenizerSpec, resolve
+from .reference.bpe import merge_pair
 from .training import CorpusItem, _check_special_tokens, _texts
 
 Pair = tuple[bytes, bytes]
@@ -76,20 +77,6 @@ def why_it_won(winner: Pair, count: int, tied: Sequence[Pair]) -> str:
     )
 
 
-def _merge(symbols: list[bytes], pair: Pair) -> list[bytes]:
-    """Every occurrence of ``pair``, left to right without overlap."""
-    out: list[bytes] = []
-    i = 0
-    while i < len(symbols):
-        if i + 1 < len(symbols) and symbols[i] == pair[0] and symbols[i + 1] == pair[1]:
-            out.append(pair[0] + pair[1])
-            i += 2
-        else:
-            out.append(symbols[i])
-            i += 1
-    return out
-
-
 def trace(
     corpus: Union[CorpusItem, Iterable[CorpusItem]],
     merges: Optional[int] = None,
@@ -143,7 +130,7 @@ def trace(
         token_id = ids.setdefault(token, len(specials) + len(ids))
         changed = 0
         for i, symbols in enumerate(words):
-            merged = _merge(symbols, winner)
+            merged = merge_pair(symbols, winner)
             if len(merged) != len(symbols):
                 words[i] = merged
                 changed += 1

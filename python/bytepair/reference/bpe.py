@@ -216,8 +216,9 @@ def _count_pairs(words: list[list[bytes]], weights: list[int]) -> Counter:
     return pair_counts
 
 
-def _merge_pair(symbols: list[bytes], pair: tuple[bytes, bytes]) -> list[bytes]:
-    """Replace occurrences of ``pair`` left to right, without overlap (a a a -> aa a)."""
+def merge_pair(symbols: list, pair: tuple) -> list:
+    """Replace occurrences of ``pair`` left to right, without overlap (a a a -> aa a).
+    Symbols are bytes here, or str for character BPE (``bytepair.reference.charbpe``)."""
     merged = []
     i = 0
     while i < len(symbols):
@@ -301,7 +302,7 @@ def train(
             stop_reason = STOP_MIN_FREQUENCY
             break
 
-        words = [_merge_pair(symbols, pair) for symbols in words]
+        words = [merge_pair(symbols, pair) for symbols in words]
         left, right = pair
         _add_token(left + right, tokens, token_id)
         merges.append(pair)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 from bytepair.char_bpe import END_OF_WORD, symbols_of, word_counts
+from bytepair.reference.bpe import merge_pair
 
 
 def train(
@@ -35,16 +36,5 @@ def train(
         if pairs[pair] < min_frequency:
             break
         merges.append((pair, pairs[pair]))
-        merged = []
-        for symbols, count in words:
-            out, i = [], 0
-            while i < len(symbols):
-                if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
-                    out.append(symbols[i] + symbols[i + 1])
-                    i += 2
-                else:
-                    out.append(symbols[i])
-                    i += 1
-            merged.append((out, count))
-        words = merged
+        words = [(merge_pair(symbols, pair), count) for symbols, count in words]
     return merges
