@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import regex
@@ -183,6 +183,18 @@ def _check_int(name: str, value: object) -> int:
     return value
 
 
+def checked_texts(texts: Iterable[str] | str) -> Iterator[str]:
+    """The texts of a corpus (a single ``str`` is one text), each checked to
+    be a str with UTF-8 bytes (TypeError / ValueError naming its index)."""
+    if isinstance(texts, str):
+        texts = [texts]
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{index}] must be str, not {type(text).__name__}")
+        _utf8(text, f"texts[{index}]")
+        yield text
+
+
 def count_pretokens(
     texts: Iterable[str], specials: Iterable[str], pretokenizer: str | Pretokenizer | object
 ) -> Counter:
@@ -192,13 +204,8 @@ def count_pretokens(
     """
     specials = _check_specials(specials)
     pretok = resolve(pretokenizer)
-    if isinstance(texts, str):
-        texts = [texts]
     pretoken_counts: Counter = Counter()
-    for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise TypeError(f"texts[{index}] must be str, not {type(text).__name__}")
-        _utf8(text, f"texts[{index}]")
+    for text in checked_texts(texts):
         for piece, is_special in split_special(text, specials):
             if is_special:
                 continue

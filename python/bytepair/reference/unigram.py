@@ -93,7 +93,13 @@ from dataclasses import dataclass
 from typing import NamedTuple, Optional, Union
 
 from bytepair.pretokenizers import Pretokenizer, resolve
-from bytepair.reference.bpe import _check_specials, _utf8, pretokenize, split_special
+from bytepair.reference.bpe import (
+    _check_specials,
+    _utf8,
+    checked_texts,
+    pretokenize,
+    split_special,
+)
 
 METASPACE = "\u2581"  # '▁', stands for a space
 UNK_PIECE = "<unk>"
@@ -228,13 +234,8 @@ def count_words(
     """
     specials = _check_specials(special_tokens)
     pretok = _resolve_pretokenizer(pretokenizer)
-    if isinstance(texts, str):
-        texts = [texts]
     counts: Counter = Counter()
-    for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise TypeError(f"texts[{index}] must be str, not {type(text).__name__}")
-        _utf8(text, f"texts[{index}]")
+    for text in checked_texts(texts):
         for word, is_special in _pieces_of_text(text, specials, pretok):
             if not is_special:
                 counts[word] += 1
