@@ -32,7 +32,8 @@ PathInput = Union[str, "os.PathLike[str]"]
 COMPRESSED = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 
 
-def _files(inputs: Union[PathInput, Iterable[PathInput]]) -> Iterator[Path]:
+def input_files(inputs: Union[PathInput, Iterable[PathInput]]) -> Iterator[Path]:
+    """The files ``inputs`` name, in the order :func:`read_documents` reads them."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     for item in inputs:
@@ -146,7 +147,7 @@ def read_documents(
 ) -> Iterator[str]:
     """The documents of ``inputs`` (files, globs, directories), streamed; see
     the module docstring for the formats."""
-    for path in _files(inputs):
+    for path in input_files(inputs):
         kind = _format_of(path)
         if kind == "jsonl":
             yield from _jsonl_documents(path, field)
