@@ -18,7 +18,7 @@ from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingRepo
 from .sources import read_documents
 from .tokenizer import Tokenizer, load
 from .trace import MergeStep, trace
-from .training import TrainingReport, train
+from .training import TrainingReport, resume_training, train
 
 __all__ = [
     "BPEModel",
@@ -35,6 +35,7 @@ __all__ = [
     "load",
     "load_tiktoken",
     "read_documents",
+    "resume_training",
     "save_tiktoken",
     "to_tiktoken",
     "trace",

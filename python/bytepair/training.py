@@ -3,6 +3,7 @@ parallel, without the GIL), runs the exact trainer, reports progress."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -129,6 +130,9 @@ def train(
     special_tokens: Sequence[str] = (),
     pretokenizer: Optional[PretokenizerSpec] = None,
     min_frequency: Optional[int] = None,
+    max_token_length: Optional[int] = None,
+    checkpoint: Union[str, os.PathLike[str], None] = None,
+    checkpoint_every: float = 600.0,
     progress: Optional[bool] = None,
     **unigram_options,
 ):
@@ -147,6 +151,11 @@ def train(
         names, or a compiled regex. Unigram: "metaspace" (default,
         SentencePiece's words: spaces as ▁) or any of those.
     min_frequency (BPE): stop when the best pair occurs fewer times than this.
+    max_token_length (BPE): no token longer than this many bytes is made.
+    checkpoint (BPE): a file to keep the trainer's state in: written once the
+        corpus is counted, every ``checkpoint_every`` seconds, on Ctrl-C and at
+        the end; :func:`resume_training` goes on from it to the same merges.
+        An existing file is never overwritten (FileExistsError).
     progress: show progress bars (default: when stderr is a terminal).
     unigram options (SentencePiece's names and defaults): character_coverage
         (0.9995), max_piece_length (16 characters), seed_size (1,000,000),
@@ -159,6 +168,8 @@ def train(
     """
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}: use one of {', '.join(MODELS)}")
+    if model != "bpe" and (max_token_length is not None or checkpoint is not None):
+        raise TypeError("max_token_length and checkpoint are byte-level BPE options")
     if model == "char-bpe":
         from .char_bpe import train_char_bpe
 
@@ -199,64 +210,196 @@ def train(
         raise TypeError(
             f"{sorted(unigram_options)} are unigram options; pass model='unigram' to use them"
         )
-    if min_frequency is None:
-        min_frequency = 1
-    if not isinstance(min_frequency, int) or min_frequency < 1:
-        raise ValueError(f"min_frequency must be an int of at least 1, not {min_frequency!r}")
-    if vocab_size < 256 + len(specials):
-        raise ValueError(
-            f"vocab_size {vocab_size} is below the 256 single bytes + {len(specials)} special "
-            f"tokens = {256 + len(specials)}"
-        )
     pre = resolve("gpt2" if pretokenizer is None else pretokenizer)
+    options = BpeOptions(
+        vocab_size,
+        specials,
+        1 if min_frequency is None else min_frequency,
+        max_token_length,
+        None if checkpoint is None else Path(checkpoint),
+        checkpoint_every,
+    )
     started = time.perf_counter()
-
     counter = _native.PretokenCounter(
         specials, pre.kind, pre.pattern if pre.kind == "regex" else None
     )
     add_texts(counter, _texts(corpus), progress)
+    return merge_counted(counter, pre, options, progress, started)
 
+
+@dataclass(frozen=True)
+class BpeOptions:
+    """The settings of the merging step of byte-level BPE training, checked."""
+
+    vocab_size: int
+    special_tokens: list[str]
+    min_frequency: int = 1
+    max_token_length: Optional[int] = None
+    checkpoint: Optional[Path] = None
+    checkpoint_every: float = 600.0
+
+    def __post_init__(self) -> None:
+        specials = self.special_tokens
+        if self.vocab_size < 256 + len(specials):
+            raise ValueError(
+                f"vocab_size {self.vocab_size} is below the 256 single bytes + {len(specials)} "
+                f"special tokens = {256 + len(specials)}"
+            )
+        for name in ("min_frequency", "max_token_length"):
+            value = getattr(self, name)
+            if value is None and name == "max_token_length":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int of at least 1, not {value!r}")
+        every = self.checkpoint_every
+        if isinstance(every, bool) or not isinstance(every, (int, float)) or not every > 0:
+            raise ValueError(
+                f"checkpoint_every must be a positive number of seconds, not {every!r}"
+            )
+        if self.checkpoint is not None and self.checkpoint.exists():
+            raise FileExistsError(
+                f"{self.checkpoint} exists: go on from it with bytepair.resume_training("
+                f"{str(self.checkpoint)!r}) (CLI: bytepair train --resume), or remove it"
+            )
+
+
+CHECKPOINT_FORMAT = "bytepair-bpe-checkpoint"
+
+
+def _merge_bar(progress: Optional[bool], options: BpeOptions, done: int = 0):
+    """A progress bar in tokens added, and the core's callback that moves it."""
+    base = 256 + len(options.special_tokens)
     bar = progress_bar(
-        progress, desc="merging", total=vocab_size - 256 - len(specials), unit="merge"
+        progress, desc="merging", total=options.vocab_size - base, initial=done, unit="merge"
     )
+    if bar is None:
+        return None, None
 
     def report(merges_done: int, vocab_len: int) -> None:
-        bar.n = vocab_len - 256 - len(specials)
+        bar.n = vocab_len - base
         bar.set_postfix(merges=merges_done, refresh=False)
         bar.refresh()
 
+    return bar, report
+
+
+def merge_counted(
+    counter: _native.PretokenCounter,
+    pre,
+    options: BpeOptions,
+    progress: Optional[bool],
+    started: float,
+) -> Tokenizer:
+    """The merging step of byte-level BPE training on counted pre-tokens."""
+    checkpoint = None
+    if options.checkpoint is not None:
+        meta = {
+            "format": CHECKPOINT_FORMAT,
+            "pretokenizer": pre.kind,
+            "pattern": pre.pattern,
+            "special_tokens": options.special_tokens,
+            "vocab_size": options.vocab_size,
+            "min_frequency": options.min_frequency,
+            "max_token_length": options.max_token_length,
+            "distinct_pretokens": len(counter),
+        }
+        checkpoint = (options.checkpoint, json.dumps(meta), float(options.checkpoint_every))
+    bar, report = _merge_bar(progress, options)
     try:
-        tokens, merges, counts, stop_reason = _native.train_bpe(
-            counter, vocab_size, specials, min_frequency, report if bar is not None else None
+        trained = _native.train_bpe(
+            counter,
+            options.vocab_size,
+            options.special_tokens,
+            options.min_frequency,
+            options.max_token_length,
+            checkpoint,
+            report,
         )
     finally:
         if bar is not None:
             bar.close()
+    return _trained(trained, pre, options, len(counter), started)
 
+
+def _trained(trained, pre, options: BpeOptions, distinct: int, started: float) -> Tokenizer:
+    tokens, merges, counts, stop_reason = trained
+    specials = options.special_tokens
     bpe_model = BPEModel(
         tokens=tuple(tokens),
         merges=tuple(merges),
         special_tokens={t: i for i, t in enumerate(specials)},
         pretokenizer=pre,
     )
-    report_ = TrainingReport(
+    report = TrainingReport(
         merge_counts=tuple(counts),
         stop_reason=stop_reason,
-        vocab_size_requested=vocab_size,
-        distinct_pretokens=len(counter),
+        vocab_size_requested=options.vocab_size,
+        distinct_pretokens=distinct,
         seconds=time.perf_counter() - started,
     )
     if stop_reason != "vocab_size":
         why = (
             "no pair of tokens is left"
             if stop_reason == "no_pairs"
-            else (f"the best pair occurs fewer than min_frequency={min_frequency} times")
+            else (f"the best pair occurs fewer than min_frequency={options.min_frequency} times")
         )
         warnings.warn(
-            f"training stopped at {len(tokens)} tokens of the {vocab_size} requested: {why}",
-            stacklevel=2,
+            f"training stopped at {len(tokens)} tokens of the {options.vocab_size} requested: "
+            f"{why}",
+            stacklevel=3,
         )
-    return Tokenizer(bpe_model, training=report_)
+    return Tokenizer(bpe_model, training=report)
+
+
+def resume_training(
+    checkpoint: Union[str, os.PathLike[str]],
+    vocab_size: Optional[int] = None,
+    *,
+    checkpoint_every: float = 600.0,
+    progress: Optional[bool] = None,
+) -> Tokenizer:
+    """Goes on with the byte-level BPE training whose state ``checkpoint``
+    holds (see :func:`train`'s ``checkpoint``), to the merges the run would
+    have made uninterrupted. ``vocab_size`` defaults to the run's; a larger
+    one extends a finished run. Checkpoints go on being written to the file.
+    A damaged file is a FormatError naming the byte."""
+    from .errors import FormatError
+    from .pretokenizers import Pretokenizer
+
+    path = Path(checkpoint)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such checkpoint file")
+    meta_text, merges_done = _native.checkpoint_info(path)
+    try:
+        meta = json.loads(meta_text)
+        if meta.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError
+        pre = Pretokenizer(meta["pretokenizer"], meta["pattern"])
+        specials = list(meta["special_tokens"])
+        vocab_size = meta["vocab_size"] if vocab_size is None else vocab_size
+        options = BpeOptions(
+            vocab_size,
+            specials,
+            meta["min_frequency"],
+            meta["max_token_length"],
+            checkpoint_every=checkpoint_every,
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        if isinstance(e, ValueError) and str(e).startswith(("vocab_size", "checkpoint_every")):
+            raise
+        _native.checkpoint_info(path, True)  # a damaged file: the error names the byte
+        raise FormatError(path, "not a byte-level BPE training checkpoint of bytepair") from None
+    started = time.perf_counter()
+    bar, report = _merge_bar(progress, options, merges_done)
+    try:
+        meta = {**meta, "vocab_size": vocab_size}  # the new target, for the next resume
+        trained = _native.resume_bpe(
+            path, vocab_size, (json.dumps(meta), float(checkpoint_every)), report
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    return _trained(trained, pre, options, meta["distinct_pretokens"], started)
 
 
 def _add(counter: _native.PretokenCounter, batch: list[str]) -> None:

@@ -44,6 +44,16 @@ pub enum Error {
     #[error("corrupt compressed data: {0}")]
     CorruptCompressed(String),
 
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+
+    #[error("{path} (byte {offset}): {problem}")]
+    CorruptCheckpoint {
+        path: String,
+        offset: u64,
+        problem: String,
+    },
+
     #[error("interrupted")]
     Interrupted,
 }

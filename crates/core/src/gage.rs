@@ -42,6 +42,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::crc32::crc32;
 use crate::error::{Error, Result};
 
 pub const MAGIC: &[u8; 4] = b"GAGE";
@@ -500,33 +501,6 @@ fn decode_block(reader: &mut Reader, block: usize, total: u64, out: &mut Vec<u8>
     Ok(())
 }
 
-/// CRC-32 as zlib computes it (reflected, polynomial 0xEDB88320).
-fn crc32(bytes: &[u8]) -> u32 {
-    !bytes.iter().fold(!0u32, |crc, &b| {
-        CRC_TABLE[((crc ^ b as u32) & 0xff) as usize] ^ (crc >> 8)
-    })
-}
-
-const CRC_TABLE: [u32; 256] = {
-    let mut table = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut crc = i as u32;
-        let mut bit = 0;
-        while bit < 8 {
-            crc = if crc & 1 != 0 {
-                0xEDB8_8320 ^ (crc >> 1)
-            } else {
-                crc >> 1
-            };
-            bit += 1;
-        }
-        table[i] = crc;
-        i += 1;
-    }
-    table
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -643,11 +617,6 @@ mod tests {
         let mut rng = Rng::new(1);
         roundtrip(&random_bytes(&mut rng, 3 * BLOCK_SIZE + 17, 256));
         roundtrip(&random_bytes(&mut rng, BLOCK_SIZE, 4));
-    }
-
-    #[test]
-    fn crc_matches_zlib() {
-        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
     }
 
     fn error_of(data: &[u8]) -> String {

@@ -12,6 +12,7 @@
 
 pub mod bpe;
 pub mod count;
+mod crc32;
 pub mod decode;
 mod double_array;
 pub mod error;

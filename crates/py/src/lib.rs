@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList};
 
@@ -20,6 +20,20 @@ use bytepair_core::{
 fn to_py(err: Error) -> PyErr {
     match err {
         Error::Interrupted => PyKeyboardInterrupt::new_err("training interrupted"),
+        Error::Io { path, message } => PyOSError::new_err(format!("{path}: {message}")),
+        Error::CorruptCheckpoint {
+            path,
+            offset,
+            problem,
+        } => Python::attach(|py| {
+            let class = py
+                .import("bytepair.errors")
+                .and_then(|m| m.getattr("FormatError"));
+            match class.and_then(|c| c.call1((&path, &problem, format!("byte {offset}")))) {
+                Ok(instance) => PyErr::from_value(instance),
+                Err(_) => PyValueError::new_err(format!("{path} (byte {offset}): {problem}")),
+            }
+        }),
         other => PyValueError::new_err(other.to_string()),
     }
 }
@@ -536,25 +550,65 @@ impl PretokenCounter {
 /// called about ten times a second; Ctrl-C stops training with KeyboardInterrupt.
 /// Returns (tokens, merges, counts, stop_reason).
 #[pyfunction]
-#[pyo3(signature = (counter, vocab_size, special_tokens, min_frequency, progress=None))]
-#[allow(clippy::type_complexity)]
+#[pyo3(signature = (counter, vocab_size, special_tokens, min_frequency, max_token_length=None, checkpoint=None, progress=None))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn train_bpe(
     py: Python<'_>,
     counter: &PretokenCounter,
     vocab_size: usize,
     special_tokens: Vec<String>,
     min_frequency: u64,
+    max_token_length: Option<usize>,
+    checkpoint: Option<(std::path::PathBuf, String, f64)>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Vec<Vec<u8>>, Vec<(u32, u32)>, Vec<u64>, &'static str)> {
-    let config = TrainConfig::new(vocab_size, special_tokens, min_frequency);
-    let pretokens: Vec<(Vec<u8>, u64)> = counter
-        .counts
-        .iter()
-        .map(|(k, v)| (k.to_vec(), v))
-        .collect();
-    trained_with_progress(py, progress, |report| {
-        bytepair_core::train(pretokens, &config, report)
+    let mut config = TrainConfig::new(vocab_size, special_tokens, min_frequency);
+    config.max_token_length = max_token_length;
+    let every = checkpoint.as_ref().map(|c| c.2);
+    config.checkpoint =
+        checkpoint.map(|(path, meta, _)| bytepair_core::bpe::train::Checkpointing { path, meta });
+    let counts = &counter.counts;
+    trained_with_progress(py, progress, every, |report| {
+        bytepair_core::train(counts.iter(), &config, report)
     })
+}
+
+/// Goes on with a checkpointed BPE training up to `vocab_size`; with
+/// `checkpoint` = (meta, seconds), writes new checkpoints over it with that
+/// meta every so many seconds. Returns what `train_bpe` returns.
+#[pyfunction]
+#[pyo3(signature = (path, vocab_size, checkpoint=None, progress=None))]
+#[allow(clippy::type_complexity)]
+fn resume_bpe(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    vocab_size: usize,
+    checkpoint: Option<(String, f64)>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Vec<Vec<u8>>, Vec<(u32, u32)>, Vec<u64>, &'static str)> {
+    let every = checkpoint.as_ref().map(|c| c.1);
+    let meta = checkpoint.map(|c| c.0);
+    trained_with_progress(py, progress, every, |report| {
+        bytepair_core::bpe::train::resume(&path, vocab_size, meta, report).map(|(t, _)| t)
+    })
+}
+
+/// A checkpoint's meta and how many merges it holds, from its head (and
+/// with `verify`, after checking the whole file and its checksum).
+#[pyfunction]
+#[pyo3(signature = (path, verify=false))]
+fn checkpoint_info(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    verify: bool,
+) -> PyResult<(String, usize)> {
+    py.detach(|| {
+        if verify {
+            bytepair_core::bpe::checkpoint::verify(&path)?;
+        }
+        bytepair_core::bpe::checkpoint::read_head(&path).map(|(meta, _, merges)| (meta, merges))
+    })
+    .map_err(to_py)
 }
 
 /// Merge rules over an alphabet of symbol ids (classic character BPE):
@@ -610,45 +664,71 @@ fn train_bpe_symbols(
     let mut config = TrainConfig::new(vocab_size, Vec::new(), min_frequency);
     config.max_merges = max_merges;
     config.largest_ties = largest_ties;
-    trained_with_progress(py, progress, |report| {
+    trained_with_progress(py, progress, None, |report| {
         bytepair_core::bpe::train::train_symbols(words, base, &config, report)
     })
 }
 
 /// Runs a BPE trainer without the GIL, calling `progress(merges_done,
-/// vocab_len)` about ten times a second and checking for Ctrl-C.
+/// vocab_len)` about ten times a second, checking for Ctrl-C, and asking for
+/// a checkpoint every `checkpoint_every` seconds.
 #[allow(clippy::type_complexity)]
 fn trained_with_progress(
     py: Python<'_>,
     progress: Option<Py<PyAny>>,
+    checkpoint_every: Option<f64>,
     train: impl FnOnce(
             &mut dyn bytepair_core::bpe::train::Progress,
         ) -> Result<bytepair_core::Trained, Error>
         + Send,
 ) -> PyResult<(Vec<Vec<u8>>, Vec<(u32, u32)>, Vec<u64>, &'static str)> {
-    let mut last_report = Instant::now();
-    let mut callback_error: Option<PyErr> = None;
-    let mut report = |merges_done: usize, vocab_len: usize| -> bool {
-        if last_report.elapsed() < Duration::from_millis(100) {
-            return true;
-        }
-        last_report = Instant::now();
-        Python::attach(|py| {
-            if let Err(e) = py.check_signals() {
-                callback_error = Some(e);
-                return false;
+    struct Report {
+        callback: Option<Py<PyAny>>,
+        last_report: Instant,
+        checkpoint_every: Option<Duration>,
+        last_checkpoint: Instant,
+        error: Option<PyErr>,
+    }
+    impl bytepair_core::bpe::train::Progress for Report {
+        fn merged(&mut self, merges_done: usize, vocab_len: usize) -> bool {
+            if self.last_report.elapsed() < Duration::from_millis(100) {
+                return true;
             }
-            if let Some(callback) = &progress {
-                if let Err(e) = callback.call1(py, (merges_done, vocab_len)) {
-                    callback_error = Some(e);
+            self.last_report = Instant::now();
+            Python::attach(|py| {
+                if let Err(e) = py.check_signals() {
+                    self.error = Some(e);
                     return false;
                 }
+                if let Some(callback) = &self.callback {
+                    if let Err(e) = callback.call1(py, (merges_done, vocab_len)) {
+                        self.error = Some(e);
+                        return false;
+                    }
+                }
+                true
+            })
+        }
+        fn checkpoint_due(&mut self) -> bool {
+            let due = self
+                .checkpoint_every
+                .is_some_and(|every| self.last_checkpoint.elapsed() >= every);
+            if due {
+                self.last_checkpoint = Instant::now();
             }
-            true
-        })
+            due
+        }
+    }
+    let mut report = Report {
+        callback: progress.as_ref().map(|p| p.clone_ref(py)),
+        last_report: Instant::now(),
+        // An infinite or negative period: checkpoints only at the end and on Ctrl-C.
+        checkpoint_every: checkpoint_every.and_then(|s| Duration::try_from_secs_f64(s).ok()),
+        last_checkpoint: Instant::now(),
+        error: None,
     };
     let result = without_gil(py, || train(&mut report));
-    if let Some(err) = callback_error {
+    if let Some(err) = report.error {
         return Err(err);
     }
     let trained = result?;
@@ -1182,6 +1262,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PretokenCounter>()?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(train_bpe_symbols, m)?)?;
+    m.add_function(wrap_pyfunction!(resume_bpe, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint_info, m)?)?;
     m.add_class::<CoreSymbolBPE>()?;
     m.add_class::<CoreUnigram>()?;
     m.add_class::<CoreSentencePiece>()?;

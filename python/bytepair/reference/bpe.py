@@ -261,17 +261,22 @@ def train(
     special_tokens: Iterable[str] = (),
     pretokenizer: str | Pretokenizer | object = "gpt2",
     min_frequency: int = 1,
+    max_token_length: int | None = None,
 ) -> ReferenceResult:
     """Train byte-level BPE on ``texts`` (an iterable of str; a single str is one text).
 
     Stops when the vocabulary (specials included) has ``vocab_size`` tokens,
     when no pair is left, or when the best count is below ``min_frequency``.
+    With ``max_token_length``, a pair whose merge would be longer than that
+    many bytes is never a candidate (as if it were not there).
     """
     specials = _check_specials(special_tokens)
     vocab_size = _check_int("vocab_size", vocab_size)
     min_frequency = _check_int("min_frequency", min_frequency)
     if min_frequency < 1:
         raise ValueError(f"min_frequency must be at least 1, got {min_frequency}")
+    if max_token_length is not None and _check_int("max_token_length", max_token_length) < 1:
+        raise ValueError(f"max_token_length must be at least 1, got {max_token_length}")
     smallest = len(specials) + N_BYTES
     if vocab_size < smallest:
         raise ValueError(
@@ -299,6 +304,10 @@ def train(
             break
         # Recount everything from scratch: slow, and obviously right.
         pair_counts = _count_pairs(words, weights)
+        if max_token_length is not None:
+            pair_counts = Counter(
+                {p: c for p, c in pair_counts.items() if len(p[0]) + len(p[1]) <= max_token_length}
+            )
         if not pair_counts:
             stop_reason = STOP_NO_PAIRS
             break

@@ -1,4 +1,5 @@
-//! Byte-level BPE: the exact trainer and the encoder by merge rank.
+//! Byte-level BPE: the exact trainer (with checkpoints) and the encoder by merge rank.
 
+pub mod checkpoint;
 pub mod encode;
 pub mod train;

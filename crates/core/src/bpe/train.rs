@@ -14,10 +14,12 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
+use super::checkpoint::{self, Settings};
 use crate::error::{Error, Result};
 use crate::vocab::pair_key;
 
@@ -49,6 +51,19 @@ pub struct TrainConfig {
     /// Ties go to the largest (left, right) bytes instead of the smallest
     /// (subword-nmt's rule: `max(stats, key=lambda p: (stats[p], p))`).
     pub largest_ties: bool,
+    /// No merge may make a token longer than this many bytes (HF's
+    /// `max_token_length`, in bytes): such pairs are never candidates.
+    pub max_token_length: Option<usize>,
+    /// Write the trainer's state to a file now and then ([`Progress::checkpoint_due`]),
+    /// when interrupted and at the end, for [`resume`].
+    pub checkpoint: Option<Checkpointing>,
+}
+
+/// Where checkpoints go, and the caller's settings stored with them.
+#[derive(Clone, Debug)]
+pub struct Checkpointing {
+    pub path: PathBuf,
+    pub meta: String,
 }
 
 impl TrainConfig {
@@ -60,6 +75,8 @@ impl TrainConfig {
             min_frequency,
             max_merges: None,
             largest_ties: false,
+            max_token_length: None,
+            checkpoint: None,
         }
     }
 }
@@ -78,6 +95,10 @@ pub struct Trained {
 /// [`Error::Interrupted`].
 pub trait Progress {
     fn merged(&mut self, merges_done: usize, vocab_len: usize) -> bool;
+    /// Asked after each merge when checkpointing: write a checkpoint now?
+    fn checkpoint_due(&mut self) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(usize, usize) -> bool> Progress for F {
@@ -89,10 +110,10 @@ impl<F: FnMut(usize, usize) -> bool> Progress for F {
 /// A distinct pre-token: its symbols are `symbols[start..start + len]` of the
 /// trainer's arena (one buffer for all words, in word order, so that a merge
 /// walking its words in id order reads memory front to back).
-struct Word {
-    start: u32,
-    len: u32,
-    count: u64,
+pub(super) struct Word {
+    pub(super) start: u32,
+    pub(super) len: u32,
+    pub(super) count: u64,
 }
 
 struct Candidate {
@@ -129,13 +150,17 @@ impl PartialEq for Candidate {
 impl Eq for Candidate {}
 
 struct Trainer {
-    largest_ties: bool,
+    settings: Settings,
+    /// `settings.max_token_length`, usize::MAX when there is none.
+    max_len: usize,
     tokens: Vec<Rc<[u8]>>,
     ids_by_bytes: FxHashMap<Rc<[u8]>, u32>,
     words: Vec<Word>,
     symbols: Vec<u32>,
     pairs: FxHashMap<u64, PairStats>,
     heap: BinaryHeap<Candidate>,
+    merges: Vec<(u32, u32)>,
+    counts: Vec<u64>,
 }
 
 /// A pair's weighted count, and the words it may occur in (words it left
@@ -151,6 +176,67 @@ fn unpack(pair: u64) -> (u32, u32) {
 }
 
 impl Trainer {
+    fn new(
+        tokens: Vec<Rc<[u8]>>,
+        words: Vec<Word>,
+        symbols: Vec<u32>,
+        settings: Settings,
+    ) -> Result<Self> {
+        let mut ids_by_bytes: FxHashMap<Rc<[u8]>, u32> = FxHashMap::default();
+        let n_special = settings.n_special as usize;
+        for (i, token) in tokens.iter().enumerate().skip(n_special) {
+            if ids_by_bytes.insert(token.clone(), i as u32).is_some() {
+                return Err(Error::InvalidTraining(format!(
+                    "token {i} repeats the bytes of an earlier one"
+                )));
+            }
+        }
+        let max_len = settings
+            .max_token_length
+            .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
+        let mut trainer = Trainer {
+            settings,
+            max_len,
+            tokens,
+            ids_by_bytes,
+            words,
+            symbols,
+            pairs: FxHashMap::default(),
+            heap: BinaryHeap::new(),
+            merges: Vec::new(),
+            counts: Vec::new(),
+        };
+        trainer.index();
+        Ok(trainer)
+    }
+
+    /// Counts every adjacent pair of every word and fills the heap.
+    fn index(&mut self) {
+        for (w, word) in self.words.iter().enumerate() {
+            let start = word.start as usize;
+            for pair in self.symbols[start..start + word.len as usize].windows(2) {
+                let stats = self.pairs.entry(pair_key(pair[0], pair[1])).or_default();
+                stats.count += word.count;
+                if stats.words.last() != Some(&(w as u32)) {
+                    stats.words.push(w as u32);
+                }
+            }
+        }
+        let initial: Vec<Candidate> = self
+            .pairs
+            .iter()
+            .filter(|&(&pair, _)| self.eligible(pair))
+            .map(|(&pair, stats)| self.candidate(pair, stats.count))
+            .collect();
+        self.heap = BinaryHeap::from(initial);
+    }
+
+    /// Whether merging `pair` keeps within `max_token_length`.
+    fn eligible(&self, pair: u64) -> bool {
+        let (l, r) = unpack(pair);
+        self.tokens[l as usize].len() + self.tokens[r as usize].len() <= self.max_len
+    }
+
     fn candidate(&self, pair: u64, count: u64) -> Candidate {
         let (l, r) = unpack(pair);
         Candidate {
@@ -158,7 +244,74 @@ impl Trainer {
             left: self.tokens[l as usize].clone(),
             right: self.tokens[r as usize].clone(),
             pair,
-            largest_ties: self.largest_ties,
+            largest_ties: self.settings.largest_ties,
+        }
+    }
+
+    fn write_checkpoint(&self, to: &Checkpointing) -> Result<()> {
+        checkpoint::write(
+            &to.path,
+            &checkpoint::StateRef {
+                meta: &to.meta,
+                settings: &self.settings,
+                tokens: &self.tokens,
+                merges: &self.merges,
+                counts: &self.counts,
+                words: &self.words,
+                symbols: &self.symbols,
+            },
+        )
+    }
+
+    /// Merges until `config` says stop; the merges so far are in `self`.
+    fn run(&mut self, config: &TrainConfig, progress: &mut dyn Progress) -> Result<StopReason> {
+        let checkpoint = config.checkpoint.as_ref();
+        let stop = loop {
+            if self.tokens.len() >= config.vocab_size
+                || config.max_merges.is_some_and(|m| self.merges.len() >= m)
+            {
+                break StopReason::VocabSize;
+            }
+            let Some((pair, count)) = self.pop_best() else {
+                break StopReason::NoPairs;
+            };
+            if count < self.settings.min_frequency {
+                break StopReason::MinFrequency;
+            }
+            let (left, right) = unpack(pair);
+            let bytes = [
+                &self.tokens[left as usize][..],
+                &self.tokens[right as usize][..],
+            ]
+            .concat();
+            let merged = self.token_id(bytes);
+            self.apply(pair, merged);
+            self.merges.push((left, right));
+            self.counts.push(count);
+            if !progress.merged(self.merges.len(), self.tokens.len()) {
+                if let Some(to) = checkpoint {
+                    self.write_checkpoint(to)?;
+                }
+                return Err(Error::Interrupted);
+            }
+            if let Some(to) = checkpoint {
+                if progress.checkpoint_due() {
+                    self.write_checkpoint(to)?;
+                }
+            }
+        };
+        if let Some(to) = checkpoint {
+            self.write_checkpoint(to)?;
+        }
+        Ok(stop)
+    }
+
+    fn into_trained(self, stop: StopReason) -> Trained {
+        Trained {
+            tokens: self.tokens.iter().map(|t| t.to_vec()).collect(),
+            merges: self.merges,
+            counts: self.counts,
+            stop,
         }
     }
 
@@ -273,6 +426,9 @@ impl Trainer {
         grown.sort_unstable();
         grown.dedup();
         for key in grown {
+            if !self.eligible(key) {
+                continue;
+            }
             if let Some(count) = self.pairs.get(&key).map(|p| p.count) {
                 let candidate = self.candidate(key, count);
                 self.heap.push(candidate);
@@ -298,8 +454,8 @@ fn prefetch<T>(item: &T) {
 
 /// Trains byte-level BPE on pre-token counts (each distinct pre-token once,
 /// with its multiplicity). The result is independent of the order of `pretokens`.
-pub fn train(
-    pretokens: impl IntoIterator<Item = (Vec<u8>, u64)>,
+pub fn train<B: AsRef<[u8]>>(
+    pretokens: impl IntoIterator<Item = (B, u64)>,
     config: &TrainConfig,
     progress: &mut dyn Progress,
 ) -> Result<Trained> {
@@ -315,7 +471,7 @@ pub fn train(
     let bytes = (0..=255u8).map(|b| vec![b]).collect();
     let words = pretokens
         .into_iter()
-        .map(|(word, count)| (word.into_iter().map(u32::from).collect(), count));
+        .map(|(word, count)| (word.as_ref().iter().map(|&b| u32::from(b)).collect(), count));
     train_symbols(words, bytes, config, progress)
 }
 
@@ -343,6 +499,11 @@ pub fn train_symbols(
             "min_frequency must be at least 1".into(),
         ));
     }
+    if config.max_token_length == Some(0) {
+        return Err(Error::InvalidTraining(
+            "max_token_length must be at least 1 byte".into(),
+        ));
+    }
     crate::special::SpecialTokens::new(
         config
             .special_tokens
@@ -358,22 +519,10 @@ pub fn train_symbols(
         .map(|t| Rc::from(t.as_bytes()))
         .collect();
     tokens.extend(base.iter().map(|b| Rc::from(&b[..])));
-    let mut ids_by_bytes: FxHashMap<Rc<[u8]>, u32> = FxHashMap::default();
-    for (i, token) in tokens[n_special..].iter().enumerate() {
-        if ids_by_bytes
-            .insert(token.clone(), (i + n_special) as u32)
-            .is_some()
-        {
-            return Err(Error::InvalidTraining(format!(
-                "base symbol {i} repeats the bytes of an earlier one"
-            )));
-        }
-    }
     let n_base = base.len() as u32;
 
     let mut words = Vec::new();
     let mut symbols: Vec<u32> = Vec::new();
-    let mut pairs: FxHashMap<u64, PairStats> = FxHashMap::default();
     for (word, count) in words_in {
         if let Some(&bad) = word.iter().find(|&&s| s >= n_base) {
             return Err(Error::InvalidTraining(format!(
@@ -383,16 +532,8 @@ pub fn train_symbols(
         if count == 0 || word.len() < 2 {
             continue; // a single symbol has no pair; it can never change
         }
-        let w = words.len() as u32;
         let start = symbols.len();
         symbols.extend(word.iter().map(|&s| s + n_special as u32));
-        for pair in symbols[start..].windows(2) {
-            let stats = pairs.entry(pair_key(pair[0], pair[1])).or_default();
-            stats.count += count;
-            if stats.words.last() != Some(&w) {
-                stats.words.push(w);
-            }
-        }
         let (Ok(start), Ok(len)) = (u32::try_from(start), u32::try_from(word.len())) else {
             return Err(Error::InvalidTraining(
                 "the distinct pre-tokens hold more than 4 GiB of bytes; count a sample".into(),
@@ -400,56 +541,70 @@ pub fn train_symbols(
         };
         words.push(Word { start, len, count });
     }
-    let mut trainer = Trainer {
+    let settings = Settings {
+        n_special: n_special as u32,
+        n_base,
+        min_frequency: config.min_frequency,
+        max_token_length: config.max_token_length.map(|m| m as u64),
         largest_ties: config.largest_ties,
-        tokens,
-        ids_by_bytes,
-        words,
-        symbols,
-        pairs,
-        heap: BinaryHeap::new(),
     };
-    let initial: Vec<Candidate> = trainer
-        .pairs
-        .iter()
-        .map(|(&pair, stats)| trainer.candidate(pair, stats.count))
-        .collect();
-    trainer.heap = BinaryHeap::from(initial);
+    let mut trainer = Trainer::new(tokens, words, symbols, settings)?;
+    if let Some(to) = &config.checkpoint {
+        // Counting is done: a run stopped from here on never counts again.
+        trainer.write_checkpoint(to)?;
+    }
+    let stop = trainer.run(config, progress)?;
+    Ok(trainer.into_trained(stop))
+}
 
-    let mut merges = Vec::new();
-    let mut counts = Vec::new();
-    let stop = loop {
-        if trainer.tokens.len() >= config.vocab_size
-            || config.max_merges.is_some_and(|m| merges.len() >= m)
-        {
-            break StopReason::VocabSize;
-        }
-        let Some((pair, count)) = trainer.pop_best() else {
-            break StopReason::NoPairs;
-        };
-        if count < config.min_frequency {
-            break StopReason::MinFrequency;
-        }
-        let (left, right) = unpack(pair);
-        let bytes = [
-            &trainer.tokens[left as usize][..],
-            &trainer.tokens[right as usize][..],
-        ]
-        .concat();
-        let merged = trainer.token_id(bytes);
-        trainer.apply(pair, merged);
-        merges.push((left, right));
-        counts.push(count);
-        if !progress.merged(merges.len(), trainer.tokens.len()) {
-            return Err(Error::Interrupted);
-        }
+/// Goes on with the training a checkpoint holds, up to `vocab_size`, and
+/// returns what the uninterrupted run would have returned, with the
+/// checkpoint's meta. The settings that shape the merges (special tokens,
+/// min_frequency, max_token_length, tie rule) are the checkpoint's; with
+/// `checkpoint_meta`, new checkpoints overwrite `path` with that meta.
+pub fn resume(
+    path: &Path,
+    vocab_size: usize,
+    checkpoint_meta: Option<String>,
+    progress: &mut dyn Progress,
+) -> Result<(Trained, String)> {
+    let state = checkpoint::read(path)?;
+    if vocab_size < state.tokens.len() {
+        return Err(Error::InvalidTraining(format!(
+            "the checkpoint holds {} tokens already; vocab_size {vocab_size} is below that",
+            state.tokens.len()
+        )));
+    }
+    let corrupt = |problem: String| Error::CorruptCheckpoint {
+        path: path.display().to_string(),
+        offset: 0,
+        problem,
     };
-    Ok(Trained {
-        tokens: trainer.tokens.iter().map(|t| t.to_vec()).collect(),
-        merges,
-        counts,
-        stop,
-    })
+    let n_special = state.settings.n_special as usize;
+    let special_tokens = state.tokens[..n_special]
+        .iter()
+        .map(|t| String::from_utf8(t.clone()))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| corrupt("a special token is not UTF-8".into()))?;
+    let config = TrainConfig {
+        vocab_size,
+        special_tokens,
+        min_frequency: state.settings.min_frequency,
+        max_merges: None,
+        largest_ties: state.settings.largest_ties,
+        max_token_length: state.settings.max_token_length.map(|m| m as usize),
+        checkpoint: checkpoint_meta.map(|meta| Checkpointing {
+            path: path.to_path_buf(),
+            meta,
+        }),
+    };
+    let tokens = state.tokens.into_iter().map(Rc::from).collect();
+    let mut trainer = Trainer::new(tokens, state.words, state.symbols, state.settings)
+        .map_err(|e| corrupt(e.to_string()))?;
+    trainer.merges = state.merges;
+    trainer.counts = state.counts;
+    let stop = trainer.run(&config, progress)?;
+    Ok((trainer.into_trained(stop), state.meta))
 }
 
 #[cfg(test)]
@@ -508,7 +663,12 @@ mod tests {
     #[test]
     fn too_small_vocab_is_an_error() {
         let config = TrainConfig::new(256, vec!["<s>".into()], 1);
-        let err = train(std::iter::empty(), &config, &mut |_: usize, _: usize| true).unwrap_err();
+        let err = train(
+            std::iter::empty::<(Vec<u8>, u64)>(),
+            &config,
+            &mut |_: usize, _: usize| true,
+        )
+        .unwrap_err();
         assert!(
             err.to_string()
                 .contains("256 bytes + 1 special tokens = 257"),
@@ -534,5 +694,118 @@ mod tests {
         // (a, b) and (b, a) tie at 1: the largest pair wins.
         assert_eq!(largest.merges, vec![(1, 0)]);
         assert_eq!(largest.tokens.len(), 4, "one merge only");
+    }
+
+    fn corpus() -> Vec<(Vec<u8>, u64)> {
+        let text = "the quick brown fox jumps over the lazy dog while the other dogs \
+                    sleep; then the fox returns, quicker than before, to the den";
+        let mut counts: FxHashMap<Vec<u8>, u64> = FxHashMap::default();
+        for (i, word) in text.split(' ').enumerate() {
+            *counts.entry(format!(" {word}").into_bytes()).or_default() += 1 + (i as u64 % 3);
+        }
+        counts.into_iter().collect()
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("bytepair-ckpt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    #[test]
+    fn interrupted_then_resumed_equals_uninterrupted() {
+        let config = TrainConfig::new(340, vec!["<s>".into()], 1);
+        let whole = train(corpus(), &config, &mut |_: usize, _: usize| true).unwrap();
+        for stop_at in [1, 7, 40] {
+            let path = scratch(&format!("run-{stop_at}.bpck"));
+            let mut config = config.clone();
+            config.checkpoint = Some(Checkpointing {
+                path: path.clone(),
+                meta: "{\"x\": 1}".into(),
+            });
+            let stopped = train(corpus(), &config, &mut |done: usize, _: usize| {
+                done < stop_at
+            });
+            assert!(matches!(stopped, Err(Error::Interrupted)));
+            let (head_meta, _, merges_done) = checkpoint::read_head(&path).unwrap();
+            assert_eq!((head_meta.as_str(), merges_done), ("{\"x\": 1}", stop_at));
+            let (resumed, meta) = resume(
+                &path,
+                340,
+                Some("{\"x\": 1}".into()),
+                &mut |_: usize, _: usize| true,
+            )
+            .unwrap();
+            assert_eq!(meta, "{\"x\": 1}");
+            assert_eq!(resumed.merges, whole.merges);
+            assert_eq!(resumed.counts, whole.counts);
+            assert_eq!(resumed.tokens, whole.tokens);
+            assert_eq!(resumed.stop, whole.stop);
+        }
+    }
+
+    #[test]
+    fn a_finished_checkpoint_extends_to_a_larger_vocabulary() {
+        let path = scratch("extend.bpck");
+        let mut config = TrainConfig::new(300, vec![], 1);
+        config.checkpoint = Some(Checkpointing {
+            path: path.clone(),
+            meta: String::new(),
+        });
+        train(corpus(), &config, &mut |_: usize, _: usize| true).unwrap();
+        let (more, _) = resume(&path, 330, None, &mut |_: usize, _: usize| true).unwrap();
+        let direct = train(
+            corpus(),
+            &TrainConfig::new(330, vec![], 1),
+            &mut |_: usize, _: usize| true,
+        );
+        assert_eq!(more.merges, direct.unwrap().merges);
+        let err = resume(&path, 299, None, &mut |_: usize, _: usize| true).unwrap_err();
+        assert!(err.to_string().contains("holds 300 tokens"), "{err}");
+    }
+
+    #[test]
+    fn damaged_checkpoints_are_named_errors() {
+        let path = scratch("damaged.bpck");
+        let mut config = TrainConfig::new(290, vec![], 1);
+        config.checkpoint = Some(Checkpointing {
+            path: path.clone(),
+            meta: String::new(),
+        });
+        train(corpus(), &config, &mut |_: usize, _: usize| true).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let mut flipped = good.clone();
+        let middle = flipped.len() / 2;
+        flipped[middle] ^= 0x40;
+        std::fs::write(&path, &flipped).unwrap();
+        let err = resume(&path, 300, None, &mut |_: usize, _: usize| true).unwrap_err();
+        assert!(matches!(err, Error::CorruptCheckpoint { .. }), "{err}");
+        for cut in [0, 5, 30, good.len() - 3] {
+            std::fs::write(&path, &good[..cut]).unwrap();
+            let err = resume(&path, 300, None, &mut |_: usize, _: usize| true).unwrap_err();
+            assert!(
+                matches!(err, Error::CorruptCheckpoint { .. }),
+                "cut {cut}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn max_token_length_bounds_every_merged_token() {
+        let mut config = TrainConfig::new(400, vec![], 1);
+        config.max_token_length = Some(3);
+        let t = train(corpus(), &config, &mut |_: usize, _: usize| true).unwrap();
+        assert!(t.tokens.iter().all(|token| token.len() <= 3));
+        assert!(t.merges.len() > 10);
+        // The same as training without the bound and dropping longer pairs' merges
+        // is not true in general, but the first merges agree until one is too long.
+        let free = train(
+            corpus(),
+            &TrainConfig::new(400, vec![], 1),
+            &mut |_: usize, _: usize| true,
+        );
+        let free = free.unwrap();
+        let first_long = free.tokens[256..].iter().position(|t| t.len() > 3).unwrap();
+        assert_eq!(t.merges[..first_long], free.merges[..first_long]);
     }
 }
