@@ -241,19 +241,228 @@ pub enum Scanner {
 
 impl Scanner {
     /// Calls `piece` for every piece of `text`, in order.
-    pub fn for_each_piece<'t>(self, text: &'t str, mut piece: impl FnMut(&'t str)) {
-        let mut i = 0;
-        while i < text.len() {
-            let end = match self {
-                Scanner::Gpt2 => gpt2_end(text, i),
-                Scanner::Cl100k => cl100k_end(text, i),
-                Scanner::O200k => o200k_end(text, i),
-            };
-            debug_assert!(end > i);
-            piece(&text[i..end]);
-            i = end;
+    pub fn for_each_piece<'t>(self, text: &'t str, piece: impl FnMut(&'t str)) {
+        match self {
+            Scanner::Gpt2 => cut(text, piece, gpt2_end),
+            Scanner::Cl100k => cut(text, piece, cl100k_fast),
+            Scanner::O200k => cut(text, piece, o200k_fast),
         }
     }
+}
+
+/// The pieces of `text`, each ending where `end_at` says.
+#[inline(always)]
+fn cut<'t>(text: &'t str, mut piece: impl FnMut(&'t str), end_at: impl Fn(&str, usize) -> usize) {
+    let mut i = 0;
+    while i < text.len() {
+        let end = end_at(text, i);
+        debug_assert!(end > i && text.is_char_boundary(end));
+        piece(&text[i..end]);
+        i = end;
+    }
+}
+
+// ASCII fast paths. Most text is ASCII, and for an ASCII character the
+// class is one table lookup and the length one byte. Each fast path below
+// follows its pattern exactly while every character it has to classify is
+// ASCII; at the first non-ASCII character whose class matters it hands the
+// whole piece to the general scanner above (`cl100k_end`, `o200k_end`),
+// which stays the one place where the Unicode reasoning lives. Runs of a
+// single class may instead go on with the general `run_of`, which is the same
+// run. Tests check the fast paths against the regexes and the general scanners.
+
+#[inline(always)]
+fn ascii_class(b: u8) -> u16 {
+    ASCII[(b & 0x7F) as usize]
+}
+
+/// End of the run of characters of class `flag` from `j`, over ASCII bytes
+/// first and then, past a non-ASCII character, by the general `run_of`.
+#[inline(always)]
+fn class_run(text: &str, mut j: usize, flag: u16) -> usize {
+    let bytes = text.as_bytes();
+    while let Some(&b) = bytes.get(j) {
+        if b >= 0x80 {
+            return run_of(text, j, |_, k| k & flag != 0);
+        }
+        if ascii_class(b) & flag == 0 {
+            break;
+        }
+        j += 1;
+    }
+    j
+}
+
+/// End of the run of `[^\s\p{L}\p{N}]` from `j`.
+#[inline(always)]
+fn other_run(text: &str, mut j: usize) -> usize {
+    let bytes = text.as_bytes();
+    while let Some(&b) = bytes.get(j) {
+        if b >= 0x80 {
+            return run_of(text, j, |_, k| is_other(k));
+        }
+        if !is_other(ascii_class(b)) {
+            break;
+        }
+        j += 1;
+    }
+    j
+}
+
+/// `\p{N}{1,3}` at `i`, where an ASCII digit is.
+#[inline(always)]
+fn digits_fast(text: &str, i: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut j = i + 1;
+    while j < i + 3 {
+        match bytes.get(j) {
+            Some(b) if b.is_ascii_digit() => j += 1,
+            Some(&b) if b >= 0x80 => return up_to_three_digits(text, i),
+            _ => break,
+        }
+    }
+    j
+}
+
+/// An ASCII whitespace run from `i`: (end, start of its last char, start of
+/// its last \r or \n); None when a non-ASCII character follows it (it may be
+/// whitespace too).
+#[inline(always)]
+fn ascii_space_run(bytes: &[u8], i: usize) -> Option<(usize, usize, Option<usize>)> {
+    let (mut end, mut newline) = (i, None);
+    while let Some(&b) = bytes.get(end) {
+        if b >= 0x80 {
+            return None;
+        }
+        if ascii_class(b) & SPACE == 0 {
+            break;
+        }
+        if b == b'\r' || b == b'\n' {
+            newline = Some(end);
+        }
+        end += 1;
+    }
+    Some((end, end - 1, newline))
+}
+
+/// [`cl100k_end`] with the ASCII fast path.
+#[inline(always)]
+fn cl100k_fast(text: &str, i: usize) -> usize {
+    let bytes = text.as_bytes();
+    let b = bytes[i];
+    if b >= 0x80 {
+        return cl100k_end(text, i);
+    }
+    let class = ascii_class(b);
+    if class & LETTER != 0 {
+        return class_run(text, i + 1, LETTER);
+    }
+    if class & NUMBER != 0 {
+        return digits_fast(text, i);
+    }
+    if b == b'\'' {
+        if let Some(n) = contraction(text, i, true) {
+            return i + n;
+        }
+    }
+    let next = bytes.get(i + 1).copied();
+    if next.is_some_and(|n| n >= 0x80) {
+        return cl100k_end(text, i);
+    }
+    let next_class = next.map_or(0, ascii_class);
+    // `[^\r\n\p{L}\p{N}]?+\p{L}++`
+    if b != b'\r' && b != b'\n' && next_class & LETTER != 0 {
+        return class_run(text, i + 2, LETTER);
+    }
+    // ` ?[^\s\p{L}\p{N}]++[\r\n]*+`
+    let start = if b == b' ' && next.is_some() && is_other(next_class) {
+        Some(i + 1)
+    } else if is_other(class) {
+        Some(i)
+    } else {
+        None
+    };
+    if let Some(start) = start {
+        let mut end = other_run(text, start + 1);
+        while matches!(bytes.get(end), Some(b'\r' | b'\n')) {
+            end += 1;
+        }
+        return end;
+    }
+    let Some((end, last, newline)) = ascii_space_run(bytes, i) else {
+        return cl100k_end(text, i);
+    };
+    if end == text.len() {
+        return end;
+    }
+    if let Some(at) = newline {
+        return at + 1;
+    }
+    space_end(text, i, end, last)
+}
+
+/// [`o200k_end`] with the ASCII fast path.
+#[inline(always)]
+fn o200k_fast(text: &str, i: usize) -> usize {
+    let bytes = text.as_bytes();
+    let b = bytes[i];
+    if b >= 0x80 {
+        return o200k_end(text, i);
+    }
+    let class = ascii_class(b);
+    // `P?U*W+C?|P?U+W*C?` over ASCII letters is: upper case, then lower
+    // case, then a contraction (an optional ASCII prefix changes nothing,
+    // since neither alternative can start at it).
+    let word = |s: usize| -> usize {
+        let mut j = s;
+        while bytes.get(j).is_some_and(u8::is_ascii_uppercase) {
+            j += 1;
+        }
+        while bytes.get(j).is_some_and(u8::is_ascii_lowercase) {
+            j += 1;
+        }
+        match bytes.get(j) {
+            Some(&n) if n >= 0x80 => o200k_end(text, i),
+            Some(b'\'') => j + contraction(text, j, true).unwrap_or(0),
+            _ => j,
+        }
+    };
+    if class & LETTER != 0 {
+        return word(i);
+    }
+    if class & NUMBER != 0 {
+        return digits_fast(text, i);
+    }
+    let next = bytes.get(i + 1).copied();
+    if next.is_some_and(|n| n >= 0x80) {
+        return o200k_end(text, i);
+    }
+    let next_class = next.map_or(0, ascii_class);
+    if b != b'\r' && b != b'\n' && next_class & LETTER != 0 {
+        return word(i + 1);
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    let start = if b == b' ' && next.is_some() && is_other(next_class) {
+        Some(i + 1)
+    } else if is_other(class) {
+        Some(i)
+    } else {
+        None
+    };
+    if let Some(start) = start {
+        let mut end = other_run(text, start + 1);
+        while matches!(bytes.get(end), Some(b'\r' | b'\n' | b'/')) {
+            end += 1;
+        }
+        return end;
+    }
+    let Some((end, last, newline)) = ascii_space_run(bytes, i) else {
+        return o200k_end(text, i);
+    };
+    if let Some(at) = newline {
+        return at + 1;
+    }
+    space_end(text, i, end, last)
 }
 
 /// Where a whitespace run at `i` ends as `\s+(?!\S)` would cut it, else the
@@ -459,6 +668,41 @@ mod tests {
                 by_regex(&regex, &text),
                 "{pattern} on {text:?}"
             );
+        }
+    }
+
+    /// Mostly ASCII words, with now and then a character that sends the
+    /// fast paths to the general scanners in the middle of a run.
+    #[test]
+    fn ascii_fast_paths_equal_the_patterns_on_mostly_ascii_text() {
+        const WORDS: &[&str] = &[
+            "the", " The", " HTML", "Hello", "don't", "I'M", " 12345", " ", "  ", "\n", " \n\n",
+            "\r\n", "\t", "!", " ...", "/", "//\n", "'s", "'", "é", "É", "ſ", "\u{a0}", "\u{3000}",
+            "٣", "ʰ", "\u{301}", "日本", "ǅ", "😀", "-", "_x",
+        ];
+        for (scanner, pattern) in [
+            (Scanner::Cl100k, CL100K_PATTERN),
+            (Scanner::O200k, O200K_PATTERN),
+        ] {
+            let regex = fancy_regex::Regex::new(pattern).unwrap();
+            let mut state = 0x2545_f491_4f6c_dd1d_u64;
+            for _ in 0..20_000 {
+                let mut text = String::new();
+                for _ in 0..(state % 12) {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    text.push_str(WORDS[(state % WORDS.len() as u64) as usize]);
+                }
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                assert_eq!(
+                    by_scanner(scanner, &text),
+                    by_regex(&regex, &text),
+                    "{pattern} on {text:?}"
+                );
+            }
         }
     }
 

@@ -48,6 +48,9 @@ pub struct Vocab {
     /// The whole-piece tokens of 2 to 7 bytes by packed key: most pieces are
     /// short, and an integer key needs no byte comparison.
     short_whole_pieces: FxHashMap<u64, u32>,
+    /// The rule of every pair of single bytes, indexed by `left << 8 | right`
+    /// (rank u32::MAX: none): the first merges of every piece, without hashing.
+    byte_pair_rules: Box<[MergeRule]>,
 }
 
 /// Packs a piece of at most 7 bytes and its length into one integer.
@@ -205,7 +208,18 @@ impl Vocab {
             is_special,
             encodes_to_itself: Vec::new(),
             short_whole_pieces: FxHashMap::default(),
+            byte_pair_rules: Box::default(),
         };
+        let none = MergeRule {
+            rank: u32::MAX,
+            result: 0,
+        };
+        vocab.byte_pair_rules = (0..1usize << 16)
+            .map(|pair| {
+                let (left, right) = (byte_ids[pair >> 8], byte_ids[pair & 0xFF]);
+                vocab.merge_rule(left, right).unwrap_or(none)
+            })
+            .collect();
         if matches!(vocab.ranking, Ranking::Merges(_)) {
             vocab.encodes_to_itself = vocab.find_tokens_that_encode_to_themselves();
         }
@@ -284,6 +298,13 @@ impl Vocab {
     #[inline]
     pub fn byte_id(&self, byte: u8) -> u32 {
         self.byte_ids[byte as usize]
+    }
+
+    /// The merge rule of the token pair made of the single bytes `left`, `right`.
+    #[inline]
+    pub fn byte_pair_rule(&self, left: u8, right: u8) -> Option<MergeRule> {
+        let rule = self.byte_pair_rules[(left as usize) << 8 | right as usize];
+        (rule.rank != u32::MAX).then_some(rule)
     }
 
     #[inline]

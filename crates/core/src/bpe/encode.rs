@@ -13,7 +13,7 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 
 use crate::rng::Rng;
-use crate::vocab::{short_key, Vocab};
+use crate::vocab::Vocab;
 
 /// Pieces longer than this (in bytes) go to the heap encoder.
 const SCAN_LIMIT: usize = 64;
@@ -44,55 +44,55 @@ pub fn encode_skipping_rank(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Ve
 }
 
 fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
+    let n = piece.len();
     let start = out.len();
     out.extend(piece.iter().map(|&b| vocab.byte_id(b)));
     let symbols = &mut out[start..];
-    let mut len = symbols.len();
-    // The rank and result of the pair starting at each symbol (NO_RANK: none).
-    // Only the two pairs beside a merge change, so each merge costs two
-    // lookups and a scan of this small array for the minimum.
+    // The rank and result of the pair starting at each symbol (NO_RANK:
+    // none), in two arrays so that finding the lowest rank is a plain scan
+    // of integers. Only the two pairs beside a merge change, so each merge
+    // costs two lookups.
     const NO_RANK: u32 = u32::MAX;
     let rule_at = |symbols: &[u32], i: usize| match vocab.merge_rule(symbols[i], symbols[i + 1]) {
         Some(rule) if rule.rank != skip => (rule.rank, rule.result),
         _ => (NO_RANK, 0),
     };
-    let mut on_stack = [(NO_RANK, 0u32); SCAN_LIMIT];
-    let mut on_heap = Vec::new();
-    let ranks: &mut [(u32, u32)] = if len <= SCAN_LIMIT {
-        &mut on_stack
+    let (mut ranks_on_stack, mut results_on_stack) = ([NO_RANK; SCAN_LIMIT], [0u32; SCAN_LIMIT]);
+    let (mut ranks_on_heap, mut results_on_heap) = (Vec::new(), Vec::new());
+    let (ranks, results): (&mut [u32], &mut [u32]) = if n <= SCAN_LIMIT {
+        (&mut ranks_on_stack, &mut results_on_stack)
     } else {
-        on_heap.resize(len, (NO_RANK, 0));
-        &mut on_heap
+        ranks_on_heap.resize(n, NO_RANK);
+        results_on_heap.resize(n, 0);
+        (&mut ranks_on_heap, &mut results_on_heap)
     };
-    for (i, slot) in ranks.iter_mut().enumerate().take(len - 1) {
-        *slot = rule_at(symbols, i);
+    for (i, pair) in piece.windows(2).enumerate() {
+        (ranks[i], results[i]) = match vocab.byte_pair_rule(pair[0], pair[1]) {
+            Some(rule) if rule.rank != skip => (rule.rank, rule.result),
+            _ => (NO_RANK, 0),
+        };
     }
-    loop {
+    let mut len = n;
+    while len >= 2 {
         // The leftmost adjacent pair of lowest rank.
-        let mut at = 0;
-        for i in 1..len - 1 {
-            if ranks[i].0 < ranks[at].0 {
-                at = i;
-            }
-        }
-        let (rank, result) = ranks[at];
-        if rank == NO_RANK || len < 2 {
+        let live = &ranks[..len - 1];
+        let lowest = live.iter().fold(NO_RANK, |low, &r| low.min(r));
+        if lowest == NO_RANK {
             break;
         }
-        symbols[at] = result;
+        let at = live.iter().position(|&r| r == lowest).unwrap_or(0);
+        symbols[at] = results[at];
         symbols.copy_within(at + 2..len, at + 1);
         ranks.copy_within(at + 2..len, at + 1);
+        results.copy_within(at + 2..len, at + 1);
         len -= 1;
         if at + 1 < len {
-            ranks[at] = rule_at(symbols, at);
+            (ranks[at], results[at]) = rule_at(symbols, at);
         } else {
-            ranks[at] = (NO_RANK, 0);
+            ranks[at] = NO_RANK;
         }
         if at > 0 {
-            ranks[at - 1] = rule_at(symbols, at - 1);
-        }
-        if len < 2 {
-            break;
+            (ranks[at - 1], results[at - 1]) = rule_at(symbols, at - 1);
         }
     }
     out.truncate(start + len);
@@ -342,138 +342,213 @@ pub fn encode_piece_with_dropout(
     merge_linked(vocab, piece, u32::MAX, &mut queue, out)
 }
 
-/// Slots of the hot table (a power of two): enough for the words that make
-/// up most of a text, small enough to stay in the CPU cache.
-const HOT_SLOTS: usize = 1 << 13;
-/// Texts shorter than this skip the hot table (allocating it would cost more).
-const HOT_MIN_TEXT: usize = 1 << 15;
+/// Texts shorter than this get no table (allocating it would cost more).
+const TABLE_MIN_TEXT: usize = 256;
+/// The table's first and largest number of slots (powers of two); 32 bytes a slot.
+const TABLE_MIN_SLOTS: usize = 1 << 8;
+const TABLE_START_MAX: usize = 1 << 14;
+const TABLE_MAX_SLOTS: usize = 1 << 17;
+/// `Slot::count` of a piece whose ids are in the store (`ids[0]..ids[1]`).
+const IN_STORE: u32 = u32::MAX;
 
-/// A piece of at most 15 bytes (packed with its length) and its ids, when
-/// there are at most three.
+/// A piece of at most 15 bytes (its packed key, 0 for an empty slot) and its
+/// ids: up to three inline, more in the cache's store.
 #[derive(Clone, Copy, Default)]
-struct HotSlot {
+struct Slot {
     key: u128,
-    len: u8,
+    count: u32,
     ids: [u32; 3],
 }
 
-/// Packs a piece of at most 15 bytes and its length into one integer.
-#[inline]
-fn hot_key(piece: &[u8]) -> Option<u128> {
-    if piece.len() > 15 {
-        return None;
-    }
-    let mut key = [0u8; 16];
-    key[..piece.len()].copy_from_slice(piece);
-    key[15] = piece.len() as u8;
-    Some(u128::from_le_bytes(key))
+/// Packs a piece of 2 to 15 bytes and its length into one integer (bytes in
+/// order, zero-padded, the length in the top byte), from two overlapping
+/// loads rather than a byte copy.
+#[inline(always)]
+fn packed_key(piece: &[u8]) -> u128 {
+    let n = piece.len();
+    debug_assert!((2..=15).contains(&n));
+    let bytes = if n >= 8 {
+        let lo = u64::from_le_bytes(piece[..8].try_into().expect("8 bytes"));
+        let hi = u64::from_le_bytes(piece[n - 8..].try_into().expect("8 bytes"));
+        // The overlapping bytes are the same in both halves.
+        lo as u128 | (hi as u128) << ((n - 8) * 8)
+    } else if n >= 4 {
+        let lo = u32::from_le_bytes(piece[..4].try_into().expect("4 bytes"));
+        let hi = u32::from_le_bytes(piece[n - 4..].try_into().expect("4 bytes"));
+        (lo as u64 | (hi as u64) << ((n - 4) * 8)) as u128
+    } else {
+        let lo = u16::from_le_bytes(piece[..2].try_into().expect("2 bytes"));
+        (lo as u32 | (piece[n - 1] as u32) << ((n - 1) * 8)) as u128
+    };
+    bytes | (n as u128) << 120
+}
+
+#[inline(always)]
+fn slot_hash(key: u128) -> u64 {
+    ((key as u64) ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// Remembers the ids of pieces already encoded during one call, since text
-/// repeats the same words over and over. Frequent short pieces also sit in a
-/// small direct-mapped table that avoids the misses of the large hash maps.
+/// repeats the same words over and over: pieces of up to 15 bytes in an
+/// open-addressing table keyed by their packed bytes (one probe, mostly in
+/// cache, for the words that make up most of a text), longer ones in a hash
+/// map. Only a piece's first occurrence reaches the vocabulary.
 #[derive(Default)]
 pub struct PieceCache<'t> {
-    hot: Vec<HotSlot>,
-    short: FxHashMap<u64, (u32, u32)>,
-    long: FxHashMap<&'t [u8], (u32, u32)>,
+    table: Vec<Slot>,
+    /// Occupied slots of `table`.
+    filled: usize,
+    /// Ids of the table's pieces that have more than three.
     store: Vec<u32>,
+    long: FxHashMap<&'t [u8], (u32, u32)>,
+    long_store: Vec<u32>,
 }
 
-#[inline]
-fn hot_slot(key: u128) -> usize {
-    let mixed =
-        ((key as u64) ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (mixed >> (64 - HOT_SLOTS.trailing_zeros())) as usize
+/// The table slot where probing for `key` starts.
+#[inline(always)]
+fn home(key: u128, slots: usize) -> usize {
+    (slot_hash(key) >> (64 - slots.trailing_zeros())) as usize
 }
 
 impl<'t> PieceCache<'t> {
     /// A cache for encoding a text of `text_len` bytes.
     pub fn for_text(text_len: usize) -> Self {
-        let hot = if text_len >= HOT_MIN_TEXT {
-            vec![HotSlot::default(); HOT_SLOTS]
+        let table = if text_len >= TABLE_MIN_TEXT {
+            let slots = (text_len / 8)
+                .next_power_of_two()
+                .clamp(TABLE_MIN_SLOTS, TABLE_START_MAX);
+            vec![Slot::default(); slots]
         } else {
             Vec::new()
         };
         Self {
-            hot,
+            table,
             ..Self::default()
         }
     }
 
+    #[inline]
     pub fn encode(&mut self, vocab: &Vocab, piece: &'t [u8], out: &mut Vec<u32>) {
-        if piece.len() <= 1 {
+        let n = piece.len();
+        if n <= 1 {
             return encode_piece(vocab, piece, out);
         }
-        let hot_key = if self.hot.is_empty() {
-            None
-        } else {
-            hot_key(piece)
-        };
-        let slot = match hot_key {
-            Some(k) => {
-                let slot = hot_slot(k);
-                let hot = &self.hot[slot];
-                if hot.key == k {
-                    out.extend_from_slice(&hot.ids[..hot.len as usize]);
-                    return;
+        if n > 15 || self.table.is_empty() {
+            return self.encode_long(vocab, piece, out);
+        }
+        let key = packed_key(piece);
+        let mask = self.table.len() - 1;
+        let mut at = home(key, self.table.len());
+        loop {
+            let slot = &self.table[at];
+            if slot.key == key {
+                match slot.count {
+                    1 => out.push(slot.ids[0]),
+                    2 => out.extend_from_slice(&slot.ids[..2]),
+                    3 => out.extend_from_slice(&slot.ids),
+                    _ => out
+                        .extend_from_slice(&self.store[slot.ids[0] as usize..slot.ids[1] as usize]),
                 }
-                Some(slot)
+                return;
             }
-            None => None,
-        };
+            if slot.key == 0 {
+                break;
+            }
+            at = (at + 1) & mask;
+        }
+        self.insert_new(vocab, piece, key, at, out);
+    }
+
+    /// Encodes a short piece not in the table and adds it at slot `at`.
+    #[cold]
+    fn insert_new(
+        &mut self,
+        vocab: &Vocab,
+        piece: &[u8],
+        key: u128,
+        at: usize,
+        out: &mut Vec<u32>,
+    ) {
         let before = out.len();
-        self.encode_uncached(vocab, piece, short_key(piece), out);
-        if let (Some(slot), Some(k)) = (slot, hot_key) {
-            let ids = &out[before..];
-            if ids.len() <= 3 {
-                let mut hot = HotSlot {
-                    key: k,
-                    len: ids.len() as u8,
-                    ids: [0; 3],
-                };
-                hot.ids[..ids.len()].copy_from_slice(ids);
-                self.hot[slot] = hot;
+        encode_piece(vocab, piece, out);
+        // At most 5/8 full: probes stay short.
+        let full = (self.filled + 1) * 8 > self.table.len() * 5;
+        if full {
+            if self.table.len() < TABLE_MAX_SLOTS {
+                self.grow();
+            } else {
+                // Full at the largest size: start over (rare; keeps memory
+                // bounded, and so the store: at most 15 ids a piece).
+                self.table.fill(Slot::default());
+                self.filled = 0;
+                self.store.clear();
+            }
+        }
+        let ids = &out[before..];
+        let mut slot = Slot {
+            key,
+            count: ids.len() as u32,
+            ids: [0; 3],
+        };
+        if ids.len() <= 3 {
+            slot.ids[..ids.len()].copy_from_slice(ids);
+        } else {
+            slot.count = IN_STORE;
+            slot.ids[0] = self.store.len() as u32;
+            self.store.extend_from_slice(ids);
+            slot.ids[1] = self.store.len() as u32;
+        }
+        if full {
+            self.place(slot);
+        } else {
+            self.table[at] = slot;
+            self.filled += 1;
+        }
+    }
+
+    fn grow(&mut self) {
+        let slots = self.table.len() * 2;
+        let old = std::mem::replace(&mut self.table, vec![Slot::default(); slots]);
+        self.filled = 0;
+        for slot in old {
+            if slot.key != 0 {
+                self.place(slot);
             }
         }
     }
 
-    fn encode_uncached(
-        &mut self,
-        vocab: &Vocab,
-        piece: &'t [u8],
-        key: Option<u64>,
-        out: &mut Vec<u32>,
-    ) {
-        if let Some(id) = vocab.whole_piece(piece) {
-            return out.push(id);
+    /// Puts `slot` (whose key is not in the table) at the end of its probe run.
+    fn place(&mut self, slot: Slot) {
+        let mask = self.table.len() - 1;
+        let mut at = home(slot.key, self.table.len());
+        while self.table[at].key != 0 {
+            at = (at + 1) & mask;
         }
-        let cached = match key {
-            Some(k) => self.short.get(&k),
-            None => self.long.get(piece),
-        };
-        if let Some(&(start, end)) = cached {
-            out.extend_from_slice(&self.store[start as usize..end as usize]);
+        self.table[at] = slot;
+        self.filled += 1;
+    }
+
+    /// Pieces of 16 bytes or more (or without a table).
+    fn encode_long(&mut self, vocab: &Vocab, piece: &'t [u8], out: &mut Vec<u32>) {
+        if self.table.is_empty() {
+            return encode_piece(vocab, piece, out);
+        }
+        if let Some(&(start, end)) = self.long.get(piece) {
+            out.extend_from_slice(&self.long_store[start as usize..end as usize]);
             return;
         }
         let before = out.len();
-        encode_skipping_rank(vocab, piece, u32::MAX, out);
-        if self.short.len() + self.long.len() >= CACHE_LIMIT
-            || self.store.len() > u32::MAX as usize / 2
-        {
-            self.short.clear();
+        encode_piece(vocab, piece, out);
+        if self.long.len() >= CACHE_LIMIT || self.long_store.len() > u32::MAX as usize / 2 {
             self.long.clear();
-            self.store.clear();
+            self.long_store.clear();
         }
         let span = (
-            self.store.len() as u32,
-            (self.store.len() + out.len() - before) as u32,
+            self.long_store.len() as u32,
+            (self.long_store.len() + out.len() - before) as u32,
         );
-        self.store.extend_from_slice(&out[before..]);
-        match key {
-            Some(k) => self.short.insert(k, span),
-            None => self.long.insert(piece, span),
-        };
+        self.long_store.extend_from_slice(&out[before..]);
+        self.long.insert(piece, span);
     }
 }
 

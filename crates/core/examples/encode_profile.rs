@@ -1,0 +1,67 @@
+//! Profiling aid for single-thread encoding (not part of the library):
+//!
+//! `encode_profile <cl100k|o200k> <rank file> <corpus file> [MB (0 = all, default 3)] [rounds] [ids out]`
+//!
+//! Loads a `.tiktoken` rank file with the named builtin pre-tokenizer, takes
+//! the first MB of the corpus (cut back to a blank line, as `bench/` does),
+//! encodes it `rounds` times with `encode_ordinary`, and prints the best
+//! MB/s, the id count and a checksum; with `ids out`, writes the ids as
+//! little-endian u32. Under `valgrind --tool=callgrind` use one round.
+
+use std::time::Instant;
+
+use bytepair_core::vocab::Ranking;
+use bytepair_core::{Pretokenizer, Tokenizer, Vocab};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 4 {
+        eprintln!(
+            "usage: {} <cl100k|o200k> <rank file> <corpus> [MB] [rounds] [ids out]",
+            args[0]
+        );
+        std::process::exit(2);
+    }
+    let ranks = std::fs::read(&args[2]).expect("rank file");
+    let tokens = bytepair_core::rank_file::parse(&ranks).expect("a valid rank file");
+    let vocab = Vocab::new(tokens, Ranking::TokenIds, Vec::new()).expect("a valid vocabulary");
+    let tokenizer = Tokenizer::new(vocab, Pretokenizer::builtin(&args[1]).expect("a builtin"));
+
+    let mut data = std::fs::read(&args[3]).expect("corpus");
+    let mb: f64 = args.get(4).map_or(3.0, |a| a.parse().expect("MB"));
+    if mb > 0.0 && ((mb * 1e6) as usize) < data.len() {
+        let n = (mb * (1 << 20) as f64) as usize;
+        data.truncate(n);
+        if let Some(at) = data.windows(2).rposition(|w| w == b"\n\n") {
+            data.truncate(at);
+        }
+    }
+    let text = String::from_utf8(data).expect("UTF-8 text");
+    let rounds: usize = args.get(5).map_or(5, |a| a.parse().expect("rounds"));
+
+    // Builds the scanners' lazy Unicode tables outside the measured calls.
+    bytepair_core::scan::is_space('\u{e9}');
+    let mut best = f64::INFINITY;
+    let mut ids = Vec::new();
+    for _ in 0..rounds.max(1) {
+        let start = Instant::now();
+        ids = tokenizer.encode_ordinary(&text).expect("encodes");
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    let checksum = ids.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &id| {
+        (h ^ id as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    println!(
+        "{} {}: {} bytes, {} ids, checksum {checksum:016x}, best {:.4} s, {:.1} MB/s",
+        args[1],
+        args[3],
+        text.len(),
+        ids.len(),
+        best,
+        text.len() as f64 / best / 1e6
+    );
+    if let Some(path) = args.get(6) {
+        let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+        std::fs::write(path, bytes).expect("write ids");
+    }
+}
