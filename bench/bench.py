@@ -4,7 +4,9 @@
     python bench/bench.py [SUITE ...] [--quick] [--rounds N] [--write-readme README.md]
 
 SUITE is any of encode, batch, worst, train, decode, load, unigram (default:
-all, in that order). Every figure comes after a correctness gate: encoders' ids are
+all, in that order), or scale (counting, training and dataset encoding on a ~1 GB
+corpus, issue 7; run only when named: `bench.py scale`, or `bench.py all scale`
+for everything). Every figure comes after a correctness gate: encoders' ids are
 compared with tiktoken's (a row whose ids differ gets no ratio and the run
 exits with status 1), decoders must give the input back, and bytepair's
 trained merges must equal the pure-Python reference's on a slice in the same
@@ -41,7 +43,12 @@ from bench_harness import (  # noqa: E402
 
 START_MARKER = "<!-- bench:start -->"
 END_MARKER = "<!-- bench:end -->"
-SUITES = ("encode", "batch", "worst", "train", "decode", "load", "unigram")
+# The scale suite has a README block of its own, so that running it does not
+# replace the other suites' report and running those does not replace it.
+SCALE_START_MARKER = "<!-- bench-scale:start -->"
+SCALE_END_MARKER = "<!-- bench-scale:end -->"
+SUITES = ("encode", "batch", "worst", "train", "decode", "load", "unigram")  # "all"
+EXTRA_SUITES = ("scale",)  # run only when named (it takes about as long as all the rest)
 
 DEFAULTS = dict(
     rounds=5,
@@ -62,6 +69,11 @@ DEFAULTS = dict(
     ref_vocab_size=756,
     unigram_mb=10.0,
     unigram_vocab_sizes=(8000, 32000),
+    scale_mb=1024.0,
+    scale_hf_mb=200.0,
+    scale_vocab_size=32768,
+    scale_max_memory=32.0,
+    scale_timeout=3600.0,
 )
 QUICK = dict(
     rounds=1,
@@ -82,6 +94,11 @@ QUICK = dict(
     ref_vocab_size=306,
     unigram_mb=0.5,
     unigram_vocab_sizes=(4000,),
+    scale_mb=16.0,
+    scale_hf_mb=4.0,
+    scale_vocab_size=2048,
+    scale_max_memory=8.0,
+    scale_timeout=600.0,
 )
 
 
@@ -117,7 +134,12 @@ def machine_line(argv: list[str]) -> str:
     )
 
 
-def render(results, header: str, seconds: float) -> str:
+def render(
+    results,
+    header: str,
+    seconds: float,
+    targets_title: str = "Targets (issue 4, and issue 5 for the unigram model)",
+) -> str:
     out = [header, ""]
     for section in results.sections:
         out += [f"### {section.title}", "", section.body, ""]
@@ -132,7 +154,7 @@ def render(results, header: str, seconds: float) -> str:
         out += [f"  - {line}" for line in results.peer_diffs]
     elif not results.checks:
         out += ["- (no correctness check ran)"]
-    out += ["", "### Targets (issue 4, and issue 5 for the unigram model)", ""]
+    out += ["", f"### {targets_title}", ""]
     for t in results.targets:
         verdict = {True: "**met**", False: "**NOT met**", None: "not measured"}[t.met]
         out.append(f"- {verdict} — {t.name}: {t.detail}")
@@ -144,14 +166,16 @@ def render(results, header: str, seconds: float) -> str:
     return "\n".join(out)
 
 
-def replace_between_markers(path: Path, block: str) -> None:
+def replace_between_markers(
+    path: Path, block: str, start_marker: str = START_MARKER, end_marker: str = END_MARKER
+) -> None:
     text = path.read_text(encoding="utf-8")
-    start, end = text.find(START_MARKER), text.find(END_MARKER)
+    start, end = text.find(start_marker), text.find(end_marker)
     if start < 0 or end < 0 or end < start:
         raise ValueError(
-            f"{path}: needs the markers {START_MARKER} and {END_MARKER}, in that order"
+            f"{path}: needs the markers {start_marker} and {end_marker}, in that order"
         )
-    text = text[: start + len(START_MARKER)] + "\n" + block + "\n" + text[end:]
+    text = text[: start + len(start_marker)] + "\n" + block + "\n" + text[end:]
     path.write_text(text, encoding="utf-8")
 
 
@@ -162,7 +186,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "tokie, kitoken and rustbpe (same inputs, ids checked before timing).",
     )
     p.add_argument(
-        "suites", nargs="*", metavar="SUITE", help=f"any of {', '.join(SUITES)} (default: all)"
+        "suites",
+        nargs="*",
+        metavar="SUITE",
+        help=f"any of {', '.join(SUITES)} (default: all of those), or scale (only when named)",
     )
     p.add_argument(
         "--quick",
@@ -233,44 +260,72 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         type=lambda text: tuple(int(v) for v in text.split(",")),
         help="unigram: vocabulary sizes, comma-separated (default 8000,32000)",
     )
+    p.add_argument("--scale-mb", type=float, help="scale: MB of the built corpus (default 1024)")
+    p.add_argument(
+        "--scale-cache",
+        help="scale: where the built corpus is kept and reused (default $BYTEPAIR_BENCH_CACHE, "
+        "else bytepair-bench-scale in the system temp dir)",
+    )
+    p.add_argument(
+        "--scale-hf-mb",
+        type=float,
+        help="scale: MB of the corpus (its first files) HF tokenizers trains on (default 200)",
+    )
+    p.add_argument(
+        "--scale-hf-full",
+        action="store_true",
+        help="scale: HF tokenizers trains on the whole corpus (slow on few cores)",
+    )
+    p.add_argument(
+        "--scale-vocab-size",
+        type=int,
+        help="scale: vocabulary size of the training (default 32768)",
+    )
+    p.add_argument(
+        "--scale-max-memory",
+        type=float,
+        help="scale: the max_memory of counting, in MiB (default 32: below the corpus's "
+        "counts, so that counting writes several runs)",
+    )
+    p.add_argument(
+        "--scale-timeout", type=float, help="scale: seconds one step may take (default 3600)"
+    )
     p.add_argument(
         "--data", help="the shared data folder (default $BYTEPAIR_SHARED_DATA, else ../shared/data)"
     )
     p.add_argument(
         "--write-readme",
         metavar="PATH",
-        help=f"replace the text between {START_MARKER} and {END_MARKER} in PATH with the report",
+        help=f"replace the text between {START_MARKER} and {END_MARKER} in PATH with the report "
+        f"(the scale suite's: between {SCALE_START_MARKER} and {SCALE_END_MARKER})",
     )
     args = p.parse_args(argv)
-    unknown = [s for s in args.suites if s not in SUITES and s != "all"]
+    known = SUITES + EXTRA_SUITES
+    unknown = [s for s in args.suites if s not in known and s != "all"]
     if unknown:
-        p.error(f"unknown suite(s) {', '.join(unknown)}; choose from {', '.join(SUITES)}")
-    args.suites = set(SUITES) if not args.suites or "all" in args.suites else set(args.suites)
+        p.error(f"unknown suite(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    named = set(args.suites)
+    if not named or "all" in named:
+        named = (named - {"all"}) | set(SUITES)
+    args.suites = named
     defaults = QUICK if args.quick else DEFAULTS
     for key, value in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
     if args.rounds < 1 or args.train_rounds < 1:
         p.error("rounds must be at least 1")
-    if min(args.ref_vocab_size, args.vocab_size, args.small_vocab_size) < 257:
+    if args.scale_mb <= 0 or args.scale_hf_mb <= 0 or args.scale_max_memory <= 0:
+        p.error("--scale-mb, --scale-hf-mb and --scale-max-memory must be positive")
+    if (
+        min(args.ref_vocab_size, args.vocab_size, args.small_vocab_size, args.scale_vocab_size)
+        < 257
+    ):
         p.error("vocabulary sizes must be above 256")
     return args
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
-    readme = Path(args.write_readme) if args.write_readme else None
-    if readme is not None:  # fail before the long run, not after
-        content = readme.read_text(encoding="utf-8") if readme.is_file() else ""
-        if START_MARKER not in content or END_MARKER not in content:
-            sys.exit(f"bench.py: {readme} lacks the markers {START_MARKER} and {END_MARKER}")
-    data = find_data(args.data)
-    try:
-        import bytepair  # noqa: F401
-    except ImportError as e:
-        sys.exit(f"bench.py: cannot import bytepair ({e}); install it (maturin develop --release)")
-
+def run_main_suites(args, ctx) -> Results:
+    """The suites of "all" (encode ... unigram): one report, the issue-4/5 targets."""
     import bench_encode
     import bench_load
     import bench_train
@@ -278,35 +333,31 @@ def main(argv: Optional[list[str]] = None) -> int:
     import bench_worst
 
     results = Results()
-    started = time.perf_counter()
-    header = machine_line([sys.argv[0], *argv])
-    with tempfile.TemporaryDirectory(prefix="bytepair-bench-") as tmp:
-        ctx = Context(args, data, Path(tmp))
-        plan = [
-            (
-                {"encode", "batch", "decode"},
-                lambda: bench_encode.run(args, ctx, args.suites, results),
-            ),
-            ({"worst"}, lambda: bench_worst.run(args, ctx, results)),
-            ({"train"}, lambda: bench_train.run(args, ctx, results)),
-            ({"load"}, lambda: bench_load.run(args, ctx, results)),
-            ({"unigram"}, lambda: bench_unigram.run(args, ctx, results)),
-        ]
-        for names, run_suite in plan:
-            if not args.suites & names:
-                continue
-            first_section, before = len(results.sections), cpu_snapshot()
-            run_suite()
-            shared = [n for n in SUITES if n in args.suites & names]
-            what = (
-                "this suite"
-                if len(shared) == 1
-                else "the " + "/".join(shared) + " suites (run together)"
-            )
-            load = background_load(before, cpu_snapshot(), what)
-            for section in results.sections[first_section:]:
-                if load:
-                    section.body += "\n\n" + load
+    plan = [
+        (
+            {"encode", "batch", "decode"},
+            lambda: bench_encode.run(args, ctx, args.suites, results),
+        ),
+        ({"worst"}, lambda: bench_worst.run(args, ctx, results)),
+        ({"train"}, lambda: bench_train.run(args, ctx, results)),
+        ({"load"}, lambda: bench_load.run(args, ctx, results)),
+        ({"unigram"}, lambda: bench_unigram.run(args, ctx, results)),
+    ]
+    for names, run_suite in plan:
+        if not args.suites & names:
+            continue
+        first_section, before = len(results.sections), cpu_snapshot()
+        run_suite()
+        shared = [n for n in SUITES if n in args.suites & names]
+        what = (
+            "this suite"
+            if len(shared) == 1
+            else "the " + "/".join(shared) + " suites (run together)"
+        )
+        load = background_load(before, cpu_snapshot(), what)
+        for section in results.sections[first_section:]:
+            if load:
+                section.body += "\n\n" + load
     # Sections in the order of the issue: encoding, batch, worst case, training, decoding, loading.
     order = [
         "Encoding, one thread",
@@ -321,16 +372,73 @@ def main(argv: Optional[list[str]] = None) -> int:
         key=lambda s: next(i for i, o in enumerate(order) if s.title.startswith(o))
     )
     results.targets.sort(key=lambda t: (t.name.startswith("issue"), t.name.split(".")[0]))
-    report = render(results, header, time.perf_counter() - started)
-    print(report, flush=True)
-    log(f"done in {time.perf_counter() - started:.0f} s")
-    if readme is not None:
-        if results.problems:
-            print(f"\n{readme} not updated: a correctness check failed.", file=sys.stderr)
-        else:
-            replace_between_markers(readme, report)
-            log(f"wrote the report into {readme}")
-    return 1 if results.problems else 0
+    return results
+
+
+def run_scale_suite(args, ctx) -> Results:
+    import bench_scale
+
+    results = Results()
+    before = cpu_snapshot()
+    bench_scale.run(args, ctx, results)
+    load = background_load(before, cpu_snapshot())
+    for section in results.sections:
+        if load:
+            section.body += "\n\n" + load
+    return results
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    # (runner, README markers, title of the targets list), one report each.
+    reports = []
+    if args.suites & set(SUITES):
+        reports.append(
+            (
+                run_main_suites,
+                (START_MARKER, END_MARKER),
+                "Targets (issue 4, and issue 5 for the unigram model)",
+            )
+        )
+    if "scale" in args.suites:
+        reports.append(
+            (run_scale_suite, (SCALE_START_MARKER, SCALE_END_MARKER), "Targets (issue 7)")
+        )
+    readme = Path(args.write_readme) if args.write_readme else None
+    if readme is not None:  # fail before the long run, not after
+        content = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+        for _, (start, end), _ in reports:
+            if start not in content or end not in content:
+                sys.exit(f"bench.py: {readme} lacks the markers {start} and {end}")
+    data = find_data(args.data)
+    try:
+        import bytepair  # noqa: F401
+    except ImportError as e:
+        sys.exit(f"bench.py: cannot import bytepair ({e}); install it (maturin develop --release)")
+
+    header = machine_line([sys.argv[0], *argv])
+    failed = False
+    whole = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bytepair-bench-") as tmp:
+        ctx = Context(args, data, Path(tmp))
+        for runner, (start, end), targets_title in reports:
+            started = time.perf_counter()
+            results = runner(args, ctx)
+            report = render(results, header, time.perf_counter() - started, targets_title)
+            print(report + "\n", flush=True)
+            failed |= bool(results.problems)
+            if readme is not None:
+                if results.problems:
+                    print(
+                        f"\n{readme} not updated ({start}): a correctness check failed.",
+                        file=sys.stderr,
+                    )
+                else:
+                    replace_between_markers(readme, report, start, end)
+                    log(f"wrote the report into {readme} (between {start} and {end})")
+    log(f"done in {time.perf_counter() - whole:.0f} s")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

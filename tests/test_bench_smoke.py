@@ -1,9 +1,11 @@
 """Smoke test of bench/bench.py: a tiny --quick run of every suite prints all the
 tables, its correctness lines say bytepair's ids, decodings and merges are right,
-the issue-4 and issue-5 summaries are there, and --write-readme replaces only the marked block."""
+the issue-4 and issue-5 summaries are there, and --write-readme replaces only the marked block.
+The scale suite (issue 7) runs on a corpus of a few MB and writes only its own block."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -36,6 +38,9 @@ SECTIONS = [
 ]
 
 
+SCALE_BLOCK = "<!-- bench-scale:start -->\nscale before\n<!-- bench-scale:end -->\nend\n"
+
+
 @pytest.mark.slow
 def test_bench_quick_run(tmp_path):
     missing = [name for name in NEEDED if not (SHARED_DATA / name).is_file()]
@@ -44,7 +49,8 @@ def test_bench_quick_run(tmp_path):
     pytest.importorskip("tiktoken", reason="the benchmark's ids oracle is tiktoken")
     readme = tmp_path / "README.md"
     readme.write_text(
-        "# t\n<!-- bench:start -->\nold\n<!-- bench:end -->\nafter\n", encoding="utf-8"
+        "# t\n<!-- bench:start -->\nold\n<!-- bench:end -->\nafter\n" + SCALE_BLOCK,
+        encoding="utf-8",
     )
     cmd = [sys.executable, str(REPO / "bench" / "bench.py"), "--quick"]
     cmd += ["--encode-mb", "0.05", "--tiny-reps", "1"]
@@ -86,4 +92,73 @@ def test_bench_quick_run(tmp_path):
     written = readme.read_text(encoding="utf-8")
     assert "\nold\n" not in written and "merges identical: yes" in written
     assert written.startswith("# t\n<!-- bench:start -->\n")
-    assert written.endswith("<!-- bench:end -->\nafter\n")
+    assert written.endswith("<!-- bench:end -->\nafter\n" + SCALE_BLOCK)  # not run: untouched
+
+
+def _needs_scale_data() -> None:
+    missing = [name for name in NEEDED[:4] if not (SHARED_DATA / name).is_file()]
+    if missing:
+        pytest.skip(f"shared data absent at {SHARED_DATA} (set BYTEPAIR_SHARED_DATA): {missing}")
+
+
+def test_scale_corpus_is_built_once_and_mixed(tmp_path):
+    """The scale corpus: parts of about equal size, all three sources, documents
+    whole, and the cache reused for the same recipe (rebuilt for another)."""
+    _needs_scale_data()
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import bench_scale
+    finally:
+        sys.path.pop(0)
+    cache = tmp_path / "cache"
+    text, info = bench_scale.build_corpus(SHARED_DATA, cache, 3.0)
+    assert not info["reused"] and text.name == "text"
+    files = sorted(text.iterdir())
+    assert [f.name for f in files] == sorted(info["files"]) and len(files) > 1
+    total = sum(f.stat().st_size for f in files)
+    assert total == info["bytes"] <= 3_000_000 and total > 2_000_000
+    assert all(info["sources"][name]["bytes"] > 0 for name in bench_scale.SOURCES)
+    assert all(f.read_bytes().endswith(b"\n\n") for f in files)
+    again, info2 = bench_scale.build_corpus(SHARED_DATA, cache, 3.0)
+    assert again == text and info2["reused"]
+    recipe = json.loads((text.parent / "recipe.json").read_text())["recipe"]
+    assert recipe == bench_scale.recipe(SHARED_DATA, 3.0)
+    other, info3 = bench_scale.build_corpus(SHARED_DATA, cache, 2.0)
+    assert other != text and not info3["reused"]
+
+
+@pytest.mark.slow
+def test_bench_scale_tiny_run(tmp_path):
+    """bench.py scale on a 2 MB corpus: every step runs (the dataset one when the
+    module exists), b's merges equal c's, and --write-readme replaces only the
+    scale block."""
+    _needs_scale_data()
+    pytest.importorskip("tokenizers", reason="the scale suite compares with HF tokenizers")
+    readme = tmp_path / "README.md"
+    main_block = "# t\n<!-- bench:start -->\nmain before\n<!-- bench:end -->\n"
+    readme.write_text(main_block + SCALE_BLOCK, encoding="utf-8")
+    cmd = [sys.executable, str(REPO / "bench" / "bench.py"), "scale", "--scale-mb", "2"]
+    cmd += ["--scale-hf-mb", "0.5", "--scale-vocab-size", "400", "--scale-max-memory", "1"]
+    cmd += ["--scale-cache", str(tmp_path / "cache"), "--data", str(SHARED_DATA)]
+    cmd += ["--write-readme", str(readme)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    out = proc.stdout
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{proc.stderr[-3000:]}"
+    assert "### Corpus scale" in out and "### Targets (issue 7)" in out
+    assert "### Encoding, one thread" not in out  # the other suites did not run
+    assert "**PROBLEM**" not in out
+    assert "merges from counts identical: yes" in out
+    rows = [line for line in out.splitlines() if line.startswith("| ")][1:]
+    steps = ["read_documents", "a.", "b.", "a + b", "c.", "d.", "e.", "e."]
+    assert len(rows) == len(steps), out
+    for step, row in zip(steps, rows):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert step in cells[0], row
+        if step == "d." and "dataset module missing" in cells[-1]:
+            continue
+        assert cells[4] != "—" and cells[6] != "—", row  # seconds and peak RSS
+    assert re.search(r"^- (\*\*met\*\*|\*\*NOT met\*\*) — issue 7: counting", out, re.M), out
+    written = readme.read_text(encoding="utf-8")
+    assert written.startswith(main_block)  # the other suites' block is untouched
+    assert "scale before" not in written and "merges from counts identical: yes" in written
+    assert written.endswith("<!-- bench-scale:end -->\nend\n")

@@ -10,7 +10,7 @@ import pytest
 
 import bytepair
 from bytepair import FormatError
-from bytepair.counts import count_to_shards, read_counts, train_from_counts
+from bytepair.counts import count_to_shards, read_counts, read_shard, train_from_counts
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +81,68 @@ def test_count_and_train_from_counts_on_the_command_line(documents, tmp_path, ca
     args = ["train", "--from-counts", str(counts), "-o", str(out), "--vocab-size", "500"]
     assert main([*args, "--no-progress"]) == 0
     assert bytepair.load(out).merges == bytepair.train(documents, 500, progress=False).merges
+
+
+def test_merging_the_runs_of_each_partition_gives_the_shards_of_one_run(
+    documents, tmp_path, monkeypatch
+):
+    """What the Ray reduce does: merge_shards over a partition's runs (and
+    over several directories) equals counting everything in one run."""
+    import bytepair.counts as counts
+
+    whole = count_to_shards(documents, tmp_path / "whole", partitions=3)
+    monkeypatch.setattr(counts, "BATCH_CHARS", 20_000)
+    half = len(documents) // 2
+    runs = [
+        count_to_shards(documents[:half], tmp_path / "a", partitions=3, max_memory=50_000),
+        count_to_shards(documents[half:], tmp_path / "b", partitions=3, max_memory=50_000),
+    ]
+    merged = tmp_path / "merged"
+    merged.mkdir()
+    shards = []
+    for partition in range(3):
+        entries = [
+            (d / s["file"], s)
+            for d in runs
+            for s in counts.read_manifest(d)["shards"]
+            if s["partition"] == partition
+        ]
+        assert len(entries) > 2
+        entry = counts.merge_shards(
+            [p for p, _ in entries],
+            merged / counts.shard_name(partition, 0),
+            entries=[e for _, e in entries],
+        )
+        shards.append({"file": entry["file"], "partition": partition, **entry})
+    counts.write_manifest(merged, "gpt2", (), 3, shards)
+    assert counts.read_manifest(merged) == counts.read_manifest(whole)
+    for shard in shards:
+        name = shard["file"]
+        assert (merged / name).read_bytes() == (whole / name).read_bytes()
+
+
+def test_shard_functions_check_what_they_read_and_write(tmp_path):
+    from bytepair.counts import merge_shards, write_shard
+
+    records = [(b"a", 3), (b"ab", 1), (b"b" * 3_000_000, 2), (b"c", 1 << 40)]
+    entry = write_shard(tmp_path / "s.bin", records)
+    assert entry["records"] == 4 and not list(tmp_path.glob("*.tmp"))
+    assert list(read_shard(tmp_path / "s.bin", sha256=entry["sha256"], records=4)) == records
+    with pytest.raises(ValueError, match="strictly increasing"):
+        write_shard(tmp_path / "t.bin", [(b"b", 1), (b"a", 1)])
+    with pytest.raises(ValueError, match="not positive"):
+        write_shard(tmp_path / "t.bin", [(b"a", 0)])
+    merge_shards([tmp_path / "s.bin", tmp_path / "s.bin"], tmp_path / "m.bin")
+    assert list(read_shard(tmp_path / "m.bin")) == [(p, 2 * c) for p, c in records]
+    data = (tmp_path / "s.bin").read_bytes()
+    (tmp_path / "cut.bin").write_bytes(data[:-4])
+    with pytest.raises(FormatError, match=r"cut\.bin \(byte \d+\): truncated record"):
+        list(read_shard(tmp_path / "cut.bin"))
+    with pytest.raises(FormatError, match="checksum mismatch"):
+        list(read_shard(tmp_path / "cut.bin", sha256=entry["sha256"]))
+    write_shard(tmp_path / "three.bin", records[:3])
+    with pytest.raises(FormatError, match="3 records, the manifest says 4"):
+        list(read_shard(tmp_path / "three.bin", records=4))
+    (tmp_path / "order.bin").write_bytes(b"BPCT\x01" + b"\x01b\x01" + b"\x01a\x01")
+    with pytest.raises(FormatError, match=r"\(record 1\): records out of order"):
+        list(read_shard(tmp_path / "order.bin"))

@@ -5,6 +5,7 @@ max_token_length bytes, exactly as the reference trains."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import signal
 import subprocess
@@ -89,7 +90,7 @@ def test_damaged_checkpoints_are_format_errors_naming_the_byte(tmp_path):
         flipped = bytearray(good)
         flipped[at] ^= bit
         checkpoint.write_bytes(bytes(flipped))
-        with pytest.raises(FormatError, match=rf"run\.bpck \(byte \d+\): "):
+        with pytest.raises(FormatError, match=r"run\.bpck \(byte \d+\): "):
             bytepair.resume_training(checkpoint)
     # A flip in the settings (ASCII stays ASCII) is found by the checksum.
     with pytest.raises(FormatError, match="checksum mismatch"):
@@ -180,3 +181,49 @@ def test_ctrl_c_writes_a_checkpoint_and_resuming_gives_the_uninterrupted_merges(
     resumed = bytepair.load(tmp_path / "resumed.json")
     assert resumed.merges == uninterrupted.merges
     assert resumed.model == uninterrupted.model
+
+
+def test_cli_checkpoint_resume_and_stream(tmp_path, capsys):
+    from bytepair.cli import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TEXTS), encoding="utf-8")
+    checkpoint = tmp_path / "run.bpck"
+    first = ["train", str(corpus), "--vocab-size", "280", "--max-token-length", "5"]
+    assert main([*first, "-o", str(tmp_path / "a.json"), "--checkpoint", str(checkpoint)]) == 0
+    assert "--resume it" in capsys.readouterr().out
+    # An existing checkpoint is never replaced.
+    again = [*first, "-o", str(tmp_path / "b.json"), "--checkpoint", str(checkpoint)]
+    assert main(again) == 1
+    assert "--resume" in capsys.readouterr().err
+    extended = ["train", "--resume", str(checkpoint), "-o", str(tmp_path / "c.json")]
+    assert main([*extended, "--vocab-size", "300"]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        direct = bytepair.train([corpus], 300, max_token_length=5)
+    assert bytepair.load(tmp_path / "c.json").merges == direct.merges
+    assert main(["train", str(corpus), "--resume", str(checkpoint), "-o", "x.json"]) == 1
+    assert "checkpoint alone" in capsys.readouterr().err
+    # --stream reads documents (here: JSON lines, gzip) like read_documents.
+    lines = tmp_path / "docs.jsonl.gz"
+    with gzip.open(lines, "wt", encoding="utf-8") as f:
+        for text in TEXTS:
+            f.write(json.dumps({"body": text}) + "\n")
+    streamed = ["train", "--stream", str(lines), "--field", "body", "--vocab-size", "290"]
+    assert main([*streamed, "-o", str(tmp_path / "s.json")]) == 0
+    assert bytepair.load(tmp_path / "s.json").merges == bytepair.train(TEXTS, 290).merges
+
+
+def test_training_from_counts_takes_the_same_options(tmp_path):
+    from bytepair.counts import count_to_shards, train_from_counts
+
+    count_to_shards(TEXTS, tmp_path / "counts", partitions=3)
+    checkpoint = tmp_path / "counts.bpck"
+    from_counts = train_from_counts(
+        tmp_path / "counts", 285, max_token_length=4, checkpoint=checkpoint
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        direct = bytepair.train(TEXTS, 300, max_token_length=4)
+    assert from_counts.merges == direct.merges[: len(from_counts.merges)]
+    assert bytepair.resume_training(checkpoint, 300).merges == direct.merges

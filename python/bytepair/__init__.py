@@ -27,9 +27,11 @@ __all__ = [
     "MergeStep",
     "Pretokenizer",
     "SentencePieceTokenizer",
+    "TokenDataset",
     "Tokenizer",
     "TrainingReport",
     "UnigramTrainingReport",
+    "encode_dataset",
     "get_encoding",
     "list_encoding_names",
     "load",
@@ -42,3 +44,12 @@ __all__ = [
     "train",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # The dataset module needs numpy; import it (and numpy) on first use only.
+    if name in ("TokenDataset", "encode_dataset"):
+        from . import dataset
+
+        return getattr(dataset, name)
+    raise AttributeError(f"module 'bytepair' has no attribute {name!r}")

@@ -1,5 +1,5 @@
-"""The ``bytepair`` command line: train, count, encode, decode, inspect, steps,
-viz, analyze, convert, gage, demo.
+"""The ``bytepair`` command line: train, count, encode-dataset, encode, decode,
+inspect, steps, viz, analyze, convert, gage, demo.
 
 A tokenizer is named by ``--model`` (alias ``-t/--tokenizer``): one of OpenAI's
 encodings (``cl100k_base``, read from ``$BYTEPAIR_TIKTOKEN_DIR``) or a path to a
@@ -20,20 +20,21 @@ stripped, so ``encode`` then ``decode`` gives back exactly the input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Callable, Optional, Union
 
 from . import __version__
 from .demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE, format_merge, readable, run_demo
-from .encodings import ENCODINGS, get_encoding, load_tiktoken
+from .encodings import ENCODINGS, load_any
 from .errors import DisallowedSpecialError, NotUtf8Error, decode_utf8
 from .pretokenizers import BUILTIN_PATTERNS
-from .tokenizer import Tokenizer, load
+from .tokenizer import Tokenizer
 from .training import train
 
 PROG = "bytepair"
@@ -98,16 +99,7 @@ def _write_bytes(data: bytes) -> None:
 
 def _load(spec: str) -> Tokenizer:
     """The tokenizer ``spec`` names: a path, else one of OpenAI's encodings."""
-    path = Path(spec)
-    if not path.exists():
-        if spec in ENCODINGS:
-            return get_encoding(spec)  # a clear error when the file is not there
-        raise CommandError(
-            f"{spec}: no such file or directory, and not an encoding name ({', '.join(ENCODINGS)})"
-        )
-    if path.is_file() and path.name.endswith(".tiktoken"):
-        return load_tiktoken(path)
-    return load(path)  # FormatError names the file and what is wrong in it
+    return load_any(spec)  # FileNotFoundError / FormatError name what is wrong
 
 
 def _parse_ids(text: str, source: str) -> list[int]:
@@ -215,11 +207,41 @@ def cmd_train(args: argparse.Namespace) -> int:
             "--format gpt2 can only record the gpt2 pre-tokenizer (readers of vocab.json + "
             "merges.txt always apply GPT-2's pattern); use --format huggingface"
         )
+    bpe_only = {
+        "--max-token-length": args.max_token_length,
+        "--checkpoint": args.checkpoint,
+        "--resume": args.resume,
+    }
+    if args.model != "bpe" and any(v is not None for v in bpe_only.values()):
+        given = [flag for flag, value in bpe_only.items() if value is not None]
+        raise CommandError(f"{', '.join(given)}: byte-level BPE options")
+    if args.checkpoint is not None and Path(args.checkpoint).exists():
+        raise CommandError(
+            f"{args.checkpoint} exists: go on from it with --resume {args.checkpoint}, or remove it"
+        )
+    if args.resume is not None:
+        return _resume(args, save_path, targets)
+    if args.vocab_size is None:
+        raise CommandError("--vocab-size is required (except with --resume)")
     if args.from_counts:
         return _train_from_counts(args, save_path, targets)
-    corpus = _corpus(args.files or ["-"])
+    if args.stream:
+        from .sources import read_documents
 
-    with warnings.catch_warnings():
+        if not args.files or "-" in args.files:
+            raise CommandError("--stream reads INPUT files, globs or directories, not stdin")
+        corpus = read_documents(args.files, field=args.field)
+    else:
+        corpus = _corpus(args.files or ["-"])
+    bpe_options = {}
+    if args.model == "bpe":
+        bpe_options = {
+            "max_token_length": args.max_token_length,
+            "checkpoint": args.checkpoint,
+            "checkpoint_every": args.checkpoint_every,
+        }
+
+    with warnings.catch_warnings(), _resumable(args.checkpoint, args.output):
         # train() warns when it stops early; the summary below says why instead.
         warnings.simplefilter("ignore")
         tokenizer = train(
@@ -230,14 +252,11 @@ def cmd_train(args: argparse.Namespace) -> int:
             pretokenizer=pretokenizer,
             min_frequency=args.min_frequency,
             progress=args.progress,
+            **bpe_options,
             **unigram_options,
         )
 
-    if args.format == "gpt2":
-        save_path.mkdir(parents=True, exist_ok=True)
-    else:
-        save_path.parent.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(save_path, format=args.format, overwrite=args.force)
+    _save_trained(tokenizer, save_path, args)
 
     report = tokenizer.training
     specials = len(tokenizer.special_tokens)
@@ -261,14 +280,65 @@ def cmd_train(args: argparse.Namespace) -> int:
         f"vocab size {tokenizer.n_vocab} (requested {args.vocab_size}): "
         f"{len(tokenizer.merges)} merges, {specials} special token{'s' * (specials != 1)}"
     )
+    _summary(tokenizer, args, targets)
+    return 0
+
+
+def _summary(tokenizer: Tokenizer, args: argparse.Namespace, targets: list[Path]) -> None:
+    report = tokenizer.training
     if report is not None:
         print(f"stopped: {STOP_REASONS.get(report.stop_reason, report.stop_reason)}")
         print(
             f"trained in {report.seconds:.2f} s on {report.distinct_pretokens:,} distinct "
             f"pre-tokens ({tokenizer.pretokenizer.name})"
         )
+    if args.checkpoint or args.resume:
+        print(f"checkpoint: {args.checkpoint or args.resume} (--resume it to go further)")
     print(f"wrote {', '.join(str(t) for t in targets)}")
+
+
+@contextlib.contextmanager
+def _resumable(checkpoint: Optional[str], output: str) -> Iterator[None]:
+    """On Ctrl-C, tells how to go on from the checkpoint (written by then)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if checkpoint is not None and Path(checkpoint).is_file():
+            print(
+                f"{PROG}: interrupted; go on with `{PROG} train --resume {checkpoint} -o {output}`",
+                file=sys.stderr,
+            )
+        raise
+
+
+def _resume(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> int:
+    from .training import resume_training
+
+    if args.files or args.from_counts or args.checkpoint or args.special:
+        raise CommandError(
+            "--resume goes on from the checkpoint alone: no FILE, --from-counts, --checkpoint "
+            "or --special (the checkpoint holds its settings)"
+        )
+    path = Path(args.resume)
+    if not path.is_file():
+        raise CommandError(f"{path}: no such checkpoint file")
+    with warnings.catch_warnings(), _resumable(args.resume, args.output):
+        warnings.simplefilter("ignore")
+        tokenizer = resume_training(
+            path, args.vocab_size, checkpoint_every=args.checkpoint_every, progress=args.progress
+        )
+    _save_trained(tokenizer, save_path, args)
+    print(f"vocab size {tokenizer.n_vocab}: {len(tokenizer.merges)} merges, resumed from {path}")
+    _summary(tokenizer, args, targets)
     return 0
+
+
+def _save_trained(tokenizer, save_path: Path, args: argparse.Namespace) -> None:
+    if args.format == "gpt2":
+        save_path.mkdir(parents=True, exist_ok=True)
+    else:
+        save_path.parent.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(save_path, format=args.format, overwrite=args.force)
 
 
 def _train_from_counts(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> int:
@@ -279,19 +349,52 @@ def _train_from_counts(args: argparse.Namespace, save_path: Path, targets: list[
             "--from-counts trains BPE on the counts alone: no FILE, --model, --special or "
             "--pretokenizer (the counts carry theirs)"
         )
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _resumable(args.checkpoint, args.output):
         warnings.simplefilter("ignore")
         tokenizer = train_from_counts(
-            args.from_counts, args.vocab_size, min_frequency=args.min_frequency or 1
+            args.from_counts,
+            args.vocab_size,
+            min_frequency=args.min_frequency or 1,
+            max_token_length=args.max_token_length,
+            checkpoint=args.checkpoint,
+            checkpoint_every=args.checkpoint_every,
+            progress=args.progress,
         )
-    save_path.parent.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(save_path, format=args.format, overwrite=args.force)
+    _save_trained(tokenizer, save_path, args)
     print(f"vocab size {tokenizer.n_vocab}: {len(tokenizer.merges)} merges from the counts")
-    print(f"wrote {', '.join(str(t) for t in targets)}")
+    _summary(tokenizer, args, targets)
     return 0
 
 
 # ---- count ----
+
+
+def _ray_function(name: str) -> Callable:
+    """``bytepair.on_ray.<name>``, or a CommandError when Ray is not installed."""
+    from . import on_ray
+
+    try:
+        on_ray.import_ray()
+    except ImportError as e:
+        raise CommandError(str(e)) from None
+    return getattr(on_ray, name)
+
+
+def _ray_address(value: str) -> Optional[str]:
+    """The ray.init address of ``--ray [ADDRESS]`` (None: local); since the
+    value is optional, an input path after a bare --ray would be taken for
+    one, so anything not shaped like an address is refused."""
+    if value == "":
+        return None
+    if value in ("auto", "local") or value.startswith("ray://"):
+        return value
+    host, _, port = value.rpartition(":")
+    if host and "/" not in host and port.isdigit():
+        return value
+    raise CommandError(
+        f"--ray {value!r}: not a Ray address (auto, local, HOST:PORT or ray://HOST:PORT); "
+        "write --ray after the inputs, or --ray=ADDRESS"
+    )
 
 
 def _memory(text: str) -> int:
@@ -307,13 +410,12 @@ def cmd_count(args: argparse.Namespace) -> int:
     from .counts import MANIFEST, count_to_shards
     from .sources import read_documents
 
+    address = _ray_address(args.ray) if args.ray is not None else None
     out = Path(args.output)
     if (out / MANIFEST).exists() and not args.force:
         raise CommandError(f"{out} already holds counts; pass --force to replace them")
     pretokenizer = _pretokenizer(args)
-    count_to_shards(
-        read_documents(args.inputs, field=args.field),
-        out,
+    options = dict(
         pretokenizer=pretokenizer,
         special_tokens=args.special or (),
         partitions=args.partitions,
@@ -321,7 +423,69 @@ def cmd_count(args: argparse.Namespace) -> int:
         overwrite=args.force,
         progress=args.progress,
     )
+    if args.ray is not None:
+        count_on_ray = _ray_function("count_on_ray")
+        count_on_ray(args.inputs, out, field=args.field, address=address, **options)
+    else:
+        count_to_shards(read_documents(args.inputs, field=args.field), out, **options)
     print(f"wrote the counts to {out}")
+    return 0
+
+
+# ---- encode-dataset ----
+
+
+def _dataset_options(args: argparse.Namespace) -> dict:
+    """encode_dataset's keyword options from the command line (plan's too)."""
+    options = {
+        "field": args.field,
+        "eot": int(args.eot) if args.eot is not None and args.eot.isdigit() else args.eot,
+        "dtype": args.dtype,
+        "allowed_special": "all" if args.allow_special else (),
+        "resume": args.resume,
+        "overwrite": args.force,
+    }
+    if args.shard_tokens is not None:
+        options["shard_tokens"] = args.shard_tokens
+    return options
+
+
+def cmd_encode_dataset(args: argparse.Namespace) -> int:
+    from .dataset import TokenDataset, encode_dataset
+
+    if args.ray is not None:  # the same run, one Ray task per input file
+        from functools import partial
+
+        address = _ray_address(args.ray)
+        encode_dataset = partial(_ray_function("encode_dataset_on_ray"), address=address)
+    tokenizer = _load(args.model)
+    try:
+        out = encode_dataset(
+            args.inputs,
+            tokenizer,
+            args.output,
+            **_dataset_options(args),
+            progress=args.progress,
+        )
+    except FileExistsError:
+        if not Path(args.output).is_dir():
+            raise
+        raise CommandError(
+            f"{args.output} is not empty; pass --resume to finish an interrupted run there, "
+            "or --force to replace its dataset"
+        ) from None
+    except KeyboardInterrupt:
+        print(
+            f"{PROG}: interrupted; the complete shards in {args.output} are kept: run the same "
+            "command with --resume to finish",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    dataset = TokenDataset(out)
+    print(
+        f"wrote {len(dataset):,} documents, {dataset.n_tokens:,} tokens ({dataset.dtype.name}) "
+        f"in {len(dataset.shards)} shards to {out}"
+    )
     return 0
 
 
@@ -882,10 +1046,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train_cmd.add_argument(
         "--vocab-size",
-        required=True,
         type=_at_least(1),
         metavar="N",
-        help="tokens in the vocabulary, counting the 256 bytes and the special tokens",
+        help="tokens in the vocabulary, counting the 256 bytes and the special tokens "
+        "(required, except with --resume: the checkpoint's)",
     )
     train_cmd.add_argument(
         "--special",
@@ -920,6 +1084,40 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="K",
         help="bpe: stop when the most frequent pair occurs fewer than K times (default: 1)",
+    )
+    train_cmd.add_argument(
+        "--max-token-length",
+        type=_at_least(1),
+        metavar="BYTES",
+        help="bpe: make no token longer than this many bytes",
+    )
+    train_cmd.add_argument(
+        "--stream",
+        action="store_true",
+        help="read FILEs as streamed documents (files, globs, directories; text where a blank "
+        "line ends a document, JSON lines or Parquet with --field; .gz/.zst) instead of each "
+        "file as one text",
+    )
+    train_cmd.add_argument("--field", default="text", help="--stream: JSON lines/Parquet field")
+    ckpt = train_cmd.add_argument_group("checkpoints (bpe)")
+    ckpt.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        help="keep the trainer's state in FILE (once counted, every --checkpoint-every "
+        "seconds, on Ctrl-C, at the end); must not exist yet",
+    )
+    ckpt.add_argument(
+        "--checkpoint-every",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="how often to write the checkpoint while merging (default: 600)",
+    )
+    ckpt.add_argument(
+        "--resume",
+        metavar="FILE",
+        help="go on from a checkpoint (no FILE inputs): the merges of the uninterrupted run; "
+        "a larger --vocab-size extends a finished run",
     )
     uni = train_cmd.add_argument_group("unigram options (SentencePiece's names and defaults)")
     uni.add_argument(
@@ -1055,12 +1253,75 @@ def build_parser() -> argparse.ArgumentParser:
     )
     count_cmd.add_argument("--force", action="store_true", help="replace existing counts")
     count_cmd.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="count on Ray: a local cluster, or ADDRESS (auto, HOST:PORT, ray://...); inputs "
+        "and DIR must be on a filesystem every node shares (pip install 'bytepair[ray]')",
+    )
+    count_cmd.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="a progress bar on stderr (default: when stderr is a terminal)",
     )
     count_cmd.set_defaults(run=cmd_count)
+
+    dataset_cmd = commands.add_parser(
+        "encode-dataset",
+        help="encode a corpus into numpy token shards (resumable)",
+        description="Encode the documents of INPUTS (files, globs, directories; text, JSON "
+        "lines, Parquet; .gz/.zst) into shards of uint16 tokens (uint32 when the vocabulary "
+        "needs it) with document offsets, on all cores. Read them with "
+        "bytepair.dataset.TokenDataset(OUT). An interrupted run goes on with --resume.",
+    )
+    dataset_cmd.add_argument("inputs", nargs="+", metavar="INPUT")
+    _model_argument(dataset_cmd)
+    dataset_cmd.add_argument("-o", "--output", required=True, metavar="DIR")
+    dataset_cmd.add_argument("--field", default="text", help="JSON lines / Parquet field (text)")
+    dataset_cmd.add_argument(
+        "--eot",
+        metavar="TOKEN",
+        help="append this token after every document: a special token's text "
+        "(e.g. '<|endoftext|>') or an id",
+    )
+    dataset_cmd.add_argument(
+        "--dtype",
+        choices=["uint16", "uint32"],
+        help="token type (default: uint16 when every id fits, else uint32)",
+    )
+    dataset_cmd.add_argument(
+        "--shard-tokens",
+        type=_at_least(1),
+        metavar="N",
+        help="a shard closes after the document that brings it to N tokens (default: 2^27)",
+    )
+    dataset_cmd.add_argument(
+        "--allow-special",
+        action="store_true",
+        help="encode special-token text as the special ids (default: as plain text)",
+    )
+    dataset_again = dataset_cmd.add_mutually_exclusive_group()
+    dataset_again.add_argument(
+        "--resume", action="store_true", help="finish an interrupted run in DIR"
+    )
+    dataset_again.add_argument("--force", action="store_true", help="replace a dataset in DIR")
+    dataset_cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr (default: when stderr is a terminal)",
+    )
+    dataset_cmd.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="encode on Ray: a local cluster, or ADDRESS (auto, HOST:PORT, ray://...); inputs "
+        "and DIR must be on a filesystem every node shares (pip install 'bytepair[ray]')",
+    )
+    dataset_cmd.set_defaults(run=cmd_encode_dataset)
 
     steps_cmd = commands.add_parser(
         "steps",

@@ -8,20 +8,30 @@ A count directory holds ``manifest.json`` and shard files. The manifest says
 so a directory without it is an unfinished run. A shard is ``b"BPCT\\x01"``,
 then its records sorted by bytes, each ``uvarint(len) bytes uvarint(count)``.
 A pre-token goes to partition ``crc32(bytes) % P``; when the counts in memory
-pass ``max_memory`` (estimated at :data:`BYTES_PER_ENTRY` + 16 bytes per
-distinct pre-token, checked after each batch of about 4 M characters) they are written out as one run of shards and
-counting goes on, so memory stays bounded; counts of the same pre-token in
+pass ``max_memory`` (estimated at :data:`BYTES_PER_ENTRY` bytes per distinct
+pre-token, checked after each batch of about 4 M characters) they are written
+out as one run of shards, a partition at a time, and counting goes on. So the
+peak is at most about ``max_memory`` + :data:`OVERHEAD_BYTES` (one batch of
+text, its per-thread tables, the interpreter; checked in ``bench/``, suite
+``scale``); counts of the same pre-token in
 different shards or directories add up when read, so the merges trained
 from counts are those trained from the text.
+
+The pieces are public so other writers share one format: :func:`write_shard`,
+:func:`read_shard` (streamed, checked), :func:`merge_shards` (a streaming
+merge of sorted shards into one, summing equal pre-tokens),
+:func:`write_manifest` and :func:`read_manifest`. ``bytepair.on_ray`` counts
+on a Ray cluster with them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import os
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Optional, Union
 
@@ -33,9 +43,19 @@ FORMAT = "bytepair-counts"
 VERSION = 1
 MAGIC = b"BPCT\x01"
 MANIFEST = "manifest.json"
-# A distinct pre-token in the core's table costs about this much besides its bytes.
-BYTES_PER_ENTRY = 64
+# A distinct pre-token costs about this much in the core's counting table, its
+# bytes and the table's slack included (measured: 196-198 B on English and on
+# multilingual text).
+BYTES_PER_ENTRY = 200
 BATCH_CHARS = 4 << 20
+# Counting holds, besides the counts (max_memory), one batch of text, the
+# core's per-thread tables for it and one partition being written: the stated
+# peak is max_memory + this (the interpreter and imports included).
+OVERHEAD_BYTES = 160 << 20
+# Shards are read and written in blocks of this size, so a reader holds about this much.
+BLOCK = 1 << 20
+# read_counts hands records to the core in lists of this length.
+ADD_BATCH = 1 << 16
 
 
 def _uvarint(value: int) -> bytes:
@@ -48,19 +68,188 @@ def _uvarint(value: int) -> bytes:
             return bytes(out)
 
 
-def _read_uvarint(data: bytes, at: int, path: Path) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if at >= len(data):
-            raise FormatError(path, "truncated varint", f"byte {at}")
-        byte = data[at]
-        value |= (byte & 0x7F) << shift
-        at += 1
-        if not byte & 0x80:
-            return value, at
-        shift += 7
-        if shift > 63:
-            raise FormatError(path, "varint longer than 64 bits", f"byte {at}")
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_shard(path: Union[str, os.PathLike], records: Iterable[tuple[bytes, int]]) -> dict:
+    """Write ``records`` (strictly increasing pre-tokens, positive counts) as one
+    shard at ``path``, streamed; returns its manifest entry without the
+    partition: ``{"file": name, "records": n, "sha256": hex}``. The shard is
+    written under a temporary name and renamed when complete."""
+    path = Path(path)
+    temporary = path.with_name(path.name + ".tmp")
+    digest = hashlib.sha256()
+    n, previous = 0, None
+    buffer = bytearray(MAGIC)
+    with open(temporary, "wb") as f:
+        for pretoken, count in records:
+            # The reader and merge_shards rely on this order; check it where it is made.
+            if previous is not None and pretoken <= previous:
+                raise ValueError(f"{path}: shard records must be strictly increasing")
+            if count < 1:
+                raise ValueError(f"{path}: count {count} of {pretoken!r} is not positive")
+            buffer += _uvarint(len(pretoken))
+            buffer += pretoken
+            buffer += _uvarint(count)
+            previous, n = pretoken, n + 1
+            if len(buffer) >= BLOCK:
+                digest.update(buffer)
+                f.write(buffer)
+                buffer.clear()
+        digest.update(buffer)
+        f.write(buffer)
+    temporary.replace(path)
+    return {"file": path.name, "records": n, "sha256": digest.hexdigest()}
+
+
+def _complete_records(data: bytes, at: int, path: Path, offset: int, out: list) -> int:
+    """Append the complete records of ``data`` from ``at`` to ``out``; return
+    where the first incomplete one starts (``offset``: file position of data[0])."""
+    end = len(data)
+    while at < end:
+        fields = []
+        p = at
+        for _ in range(2):  # uvarint(len), then uvarint(count) after the bytes
+            value = shift = 0
+            while True:
+                if p >= end:
+                    return at
+                byte = data[p]
+                p += 1
+                value |= (byte & 0x7F) << shift
+                if not byte & 0x80:
+                    break
+                shift += 7
+                if shift > 63:
+                    raise FormatError(path, "varint longer than 64 bits", f"byte {offset + p}")
+            if not fields:
+                if p + value > end:
+                    return at
+                fields.append(data[p : p + value])
+                p += value
+            else:
+                fields.append(value)
+        out.append((fields[0], fields[1]))
+        at = p
+    return at
+
+
+def read_shard(
+    path: Union[str, os.PathLike], *, sha256: Optional[str] = None, records: Optional[int] = None
+) -> Iterator[tuple[bytes, int]]:
+    """The ``(pre-token, count)`` records of one shard, in order, streamed in
+    blocks. With ``sha256`` the file is checked against it before the first
+    record; with ``records`` the count of records is checked at the end. A
+    damaged shard raises :class:`FormatError` naming the file and the byte."""
+    path = Path(path)
+    if not path.is_file():
+        raise FormatError(path, "the manifest lists this shard but it is missing")
+    if sha256 is not None and _sha256_of(path) != sha256:
+        raise FormatError(path, "checksum mismatch: the shard was changed or truncated")
+    with open(path, "rb") as f:
+        if f.read(len(MAGIC)) != MAGIC:
+            raise FormatError(path, "not a count shard (bad magic)", "byte 0")
+        data, offset, n, previous = b"", len(MAGIC), 0, None
+        while True:
+            block = f.read(BLOCK)
+            if not block:
+                break
+            data += block
+            parsed: list[tuple[bytes, int]] = []
+            at = _complete_records(data, 0, path, offset, parsed)
+            for pretoken, count in parsed:
+                if previous is not None and pretoken <= previous:
+                    raise FormatError(path, "records out of order", f"record {n}")
+                previous, n = pretoken, n + 1
+                yield pretoken, count
+            data, offset = data[at:], offset + at
+        if data:
+            raise FormatError(path, "truncated record", f"byte {offset}")
+    if records is not None and n != records:
+        raise FormatError(path, f"{n} records, the manifest says {records}")
+
+
+def merge_shards(
+    paths: Sequence[Union[str, os.PathLike]],
+    out_path: Union[str, os.PathLike],
+    *,
+    entries: Optional[Sequence[dict]] = None,
+) -> dict:
+    """Merge sorted shards into one at ``out_path``, summing the counts of equal
+    pre-tokens; streamed (about :data:`BLOCK` bytes of memory per input), so
+    any number of records fits. ``entries[i]``, when given, is the manifest
+    entry of ``paths[i]`` (its checksum and record count are checked). Returns
+    the new shard's entry as :func:`write_shard` does."""
+    readers = [
+        read_shard(p, sha256=e["sha256"], records=e["records"]) if e else read_shard(p)
+        for p, e in zip(paths, entries or [None] * len(paths))
+    ]
+
+    def summed() -> Iterator[tuple[bytes, int]]:
+        current, total = None, 0
+        for pretoken, count in heapq.merge(*readers):
+            if pretoken != current:
+                if current is not None:
+                    yield current, total
+                current, total = pretoken, 0
+            total += count
+        if current is not None:
+            yield current, total
+
+    return write_shard(out_path, summed())
+
+
+def partition_of(pretoken: bytes, partitions: int) -> int:
+    """The partition a pre-token's counts go to."""
+    return zlib.crc32(pretoken) % partitions
+
+
+def shard_name(partition: int, run: int) -> str:
+    return f"part-{partition:05d}-{run:05d}.bin"
+
+
+def check_partitions(partitions: object) -> int:
+    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
+        raise ValueError(f"partitions must be a positive int, not {partitions!r}")
+    return partitions
+
+
+def clear_counts(out: Path) -> None:
+    """Remove the manifest and shards of an earlier run in ``out``."""
+    (out / MANIFEST).unlink(missing_ok=True)
+    for pattern in ("part-*.bin", "part-*.bin.tmp"):
+        for old in out.glob(pattern):
+            old.unlink()
+
+
+def write_manifest(
+    out: Union[str, os.PathLike],
+    pretokenizer: PretokenizerSpec,
+    special_tokens: Sequence[str],
+    partitions: int,
+    shards: Sequence[dict],
+) -> Path:
+    """Write the manifest of the count directory ``out`` (after its shards:
+    a directory counts as finished once this exists)."""
+    out, pre = Path(out), resolve(pretokenizer)
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "pretokenizer": pre.kind,
+        "pattern": pre.pattern,
+        "special_tokens": list(special_tokens),
+        "partitions": partitions,
+        "shards": list(shards),
+    }
+    temporary = out / (MANIFEST + ".tmp")
+    temporary.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    temporary.replace(out / MANIFEST)
+    return out / MANIFEST
 
 
 class _Writer:
@@ -68,22 +257,14 @@ class _Writer:
         self.out, self.partitions, self.run, self.shards = out, partitions, 0, []
 
     def flush(self, counter) -> None:
-        parts: list[list[tuple[bytes, int]]] = [[] for _ in range(self.partitions)]
-        for pretoken, count in counter.items():
-            parts[zlib.crc32(pretoken) % self.partitions].append((pretoken, count))
-        for partition, records in enumerate(parts):
+        # One partition at a time, sorted in the core: Python objects for 1/P
+        # of the records at most, so writing stays within the memory bound.
+        for partition in range(self.partitions):
+            records = counter.partition_items(partition, self.partitions)
             if not records:
                 continue
-            records.sort()
-            body = bytearray(MAGIC)
-            for pretoken, count in records:
-                body += _uvarint(len(pretoken)) + pretoken + _uvarint(count)
-            name = f"part-{partition:05d}-{self.run:05d}.bin"
-            (self.out / name).write_bytes(body)
-            digest = hashlib.sha256(body).hexdigest()
-            self.shards.append(
-                {"file": name, "partition": partition, "records": len(records), "sha256": digest}
-            )
+            entry = write_shard(self.out / shard_name(partition, self.run), records)
+            self.shards.append({"file": entry["file"], "partition": partition, **entry})
         self.run += 1
         counter.clear()
 
@@ -106,13 +287,10 @@ def count_to_shards(
     out = Path(out)
     if (out / MANIFEST).exists() and not overwrite:
         raise FileExistsError(f"{out} already holds counts; pass overwrite=True to replace them")
-    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
-        raise ValueError(f"partitions must be a positive int, not {partitions!r}")
+    check_partitions(partitions)
     pre = resolve(pretokenizer)
     out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("part-*.bin"):
-        old.unlink()
-    (out / MANIFEST).unlink(missing_ok=True)
+    clear_counts(out)
     counter = _native.PretokenCounter(
         list(special_tokens), pre.kind, pre.pattern if pre.kind == "regex" else None
     )
@@ -129,8 +307,7 @@ def count_to_shards(
                 if bar is not None:
                     bar.update(size)
                 batch, size = [], 0
-                # An estimate by entries (a pre-token is ~16 bytes on average in text).
-                if len(counter) * (BYTES_PER_ENTRY + 16) > max_memory:
+                if len(counter) * BYTES_PER_ENTRY > max_memory:
                     writer.flush(counter)
         if batch:
             counter.add_texts(batch)
@@ -140,22 +317,13 @@ def count_to_shards(
         if bar is not None:
             bar.close()
     writer.flush(counter)
-    manifest = {
-        "format": FORMAT,
-        "version": VERSION,
-        "pretokenizer": pre.kind,
-        "pattern": pre.pattern,
-        "special_tokens": list(special_tokens),
-        "partitions": partitions,
-        "shards": writer.shards,
-    }
-    temporary = out / (MANIFEST + ".tmp")
-    temporary.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-    temporary.replace(out / MANIFEST)
+    write_manifest(out, pre, special_tokens, partitions, writer.shards)
     return out
 
 
-def _manifest(directory: Path) -> dict:
+def read_manifest(directory: Union[str, os.PathLike]) -> dict:
+    """The checked manifest of a finished count directory."""
+    directory = Path(directory)
     path = directory / MANIFEST
     if not path.is_file():
         raise FormatError(directory, f"no {MANIFEST}: not a count directory, or an unfinished run")
@@ -180,7 +348,7 @@ def read_counts(directories: Union[str, os.PathLike, Iterable[Union[str, os.Path
         directories = [directories]
     counter, settings = None, None
     for directory in map(Path, directories):
-        manifest = _manifest(directory)
+        manifest = read_manifest(directory)
         these = (manifest["pretokenizer"], manifest["pattern"], tuple(manifest["special_tokens"]))
         if settings is None:
             settings = these
@@ -190,46 +358,47 @@ def read_counts(directories: Union[str, os.PathLike, Iterable[Union[str, os.Path
                 directory, f"counted with {these}, but the first directory with {settings}"
             )
         for shard in manifest["shards"]:
-            path = directory / shard["file"]
-            data = path.read_bytes() if path.is_file() else None
-            if data is None:
-                raise FormatError(path, "the manifest lists this shard but it is missing")
-            if hashlib.sha256(data).hexdigest() != shard["sha256"]:
-                raise FormatError(path, "checksum mismatch: the shard was changed or truncated")
-            if not data.startswith(MAGIC):
-                raise FormatError(path, "not a count shard (bad magic)", "byte 0")
-            records, at = [], len(MAGIC)
-            while at < len(data):
-                length, at = _read_uvarint(data, at, path)
-                if at + length > len(data):
-                    raise FormatError(path, "truncated record", f"byte {at}")
-                pretoken = data[at : at + length]
-                count, at = _read_uvarint(data, at + length, path)
-                records.append((pretoken, count))
-            if len(records) != shard["records"]:
-                raise FormatError(
-                    path, f"{len(records)} records, the manifest says {shard['records']}"
-                )
-            counter.add_counts(records)
+            records = read_shard(
+                directory / shard["file"], sha256=shard["sha256"], records=shard["records"]
+            )
+            batch: list[tuple[bytes, int]] = []
+            for record in records:
+                batch.append(record)
+                if len(batch) >= ADD_BATCH:
+                    counter.add_counts(batch)
+                    batch = []
+            counter.add_counts(batch)
     if counter is None:
         raise ValueError("no count directory given")
     return counter, settings
 
 
-def train_from_counts(directories, vocab_size: int, *, min_frequency: int = 1):
-    """Train byte-level BPE on count shards: the same merges as training on the text."""
-    from .model import BPEModel
-    from .pretokenizers import Pretokenizer
-    from .tokenizer import Tokenizer
+def train_from_counts(
+    directories,
+    vocab_size: int,
+    *,
+    min_frequency: int = 1,
+    max_token_length: Optional[int] = None,
+    checkpoint: Union[str, os.PathLike, None] = None,
+    checkpoint_every: float = 600.0,
+    progress: Optional[bool] = None,
+):
+    """Train byte-level BPE on count shards: the same merges as training on the
+    text (options as :func:`bytepair.train`'s; a checkpoint resumes with
+    :func:`bytepair.resume_training`)."""
+    import time
 
+    from .pretokenizers import Pretokenizer
+    from .training import BpeOptions, merge_counted
+
+    started = time.perf_counter()
     counter, (kind, pattern, specials) = read_counts(directories)
-    if vocab_size < 256 + len(specials):
-        raise ValueError(f"vocab_size {vocab_size} is below 256 bytes + {len(specials)} specials")
-    tokens, merges, _, _ = _native.train_bpe(counter, vocab_size, list(specials), min_frequency)
-    model = BPEModel(
-        tokens=tuple(tokens),
-        merges=tuple(merges),
-        special_tokens={t: i for i, t in enumerate(specials)},
-        pretokenizer=Pretokenizer(kind, pattern),
+    options = BpeOptions(
+        vocab_size,
+        list(specials),
+        min_frequency,
+        max_token_length,
+        None if checkpoint is None else Path(checkpoint),
+        checkpoint_every,
     )
-    return Tokenizer(model)
+    return merge_counted(counter, Pretokenizer(kind, pattern), options, progress, started)

@@ -185,4 +185,28 @@ def get_encoding(name: str) -> Tokenizer:
     return tokenizer
 
 
-__all__ = ["ENCODINGS", "ENV_VAR", "get_encoding", "list_encoding_names", "load_tiktoken"]
+def load_any(spec: Union[str, os.PathLike]):
+    """The tokenizer ``spec`` names: a path (anything :func:`bytepair.load`
+    reads, or a ``.tiktoken`` file), else one of OpenAI's encodings by name."""
+    path = Path(spec)
+    if not path.exists():
+        if str(spec) in ENCODINGS:
+            return get_encoding(str(spec))  # a clear error when the file is not there
+        raise FileNotFoundError(
+            f"{spec}: no such file or directory, and not an encoding name ({', '.join(ENCODINGS)})"
+        )
+    if path.is_file() and path.name.endswith(".tiktoken"):
+        return load_tiktoken(path)
+    from .tokenizer import load
+
+    return load(path)  # FormatError names the file and what is wrong in it
+
+
+__all__ = [
+    "ENCODINGS",
+    "ENV_VAR",
+    "get_encoding",
+    "list_encoding_names",
+    "load_any",
+    "load_tiktoken",
+]

@@ -15,6 +15,10 @@ class FormatError(ValueError):
         location = f" ({where})" if where else ""
         super().__init__(f"{self.path}{location}: {problem}")
 
+    def __reduce__(self):
+        # Rebuild from the fields, so the error crosses processes (Ray tasks, process pools).
+        return type(self), (self.path, self.problem, self.where)
+
 
 class DisallowedSpecialError(ValueError):
     """Text contains a special token that the call did not allow.
@@ -28,6 +32,9 @@ class DisallowedSpecialError(ValueError):
         self.token = token
         self.position = position
 
+    def __reduce__(self):
+        return type(self), (self.args[0], self.token, self.position)
+
 
 class NotUtf8Error(ValueError):
     """Bytes that should be UTF-8 text are not; says where they stop being it."""
@@ -35,7 +42,11 @@ class NotUtf8Error(ValueError):
     def __init__(self, offset: int, line: int, byte: int) -> None:
         self.offset = offset
         self.line = line
+        self.byte = byte
         super().__init__(f"not UTF-8 text (byte 0x{byte:02X} at offset {offset}, line {line})")
+
+    def __reduce__(self):
+        return type(self), (self.offset, self.line, self.byte)
 
 
 def decode_utf8(data: bytes) -> str:

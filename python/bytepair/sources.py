@@ -13,10 +13,13 @@ globs and directories (recursively, in sorted order), by their names:
 Documents are only ever cut at those boundaries, so pre-tokens never span
 two. Pass the iterator to :func:`bytepair.train` (it batches the texts) or
 encode it document by document. Problems name the file and the line.
+``on_read(n)`` is told of every ``n`` bytes read from a file as stored
+(compressed bytes for ``.gz``/``.zst``), for progress bars.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import gzip
 import io
@@ -24,11 +27,12 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Union
+from typing import IO, BinaryIO, Callable, Optional, Union
 
 from .errors import FormatError
 
 PathInput = Union[str, "os.PathLike[str]"]
+OnRead = Optional[Callable[[int], None]]
 COMPRESSED = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 
 
@@ -49,17 +53,49 @@ def input_files(inputs: Union[PathInput, Iterable[PathInput]]) -> Iterator[Path]
             yield from (Path(m) for m in matches if Path(m).is_file())
 
 
-def _open_binary(path: Path) -> IO[bytes]:
+class _Counted(io.RawIOBase):
+    """A binary file that tells ``on_read`` how many bytes were read from it."""
+
+    def __init__(self, file: BinaryIO, on_read: Callable[[int], None]) -> None:
+        self._file, self._on_read = file, on_read
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self._file.seekable()
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._file.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def readinto(self, buffer) -> int:
+        n = self._file.readinto(buffer)
+        if n:
+            self._on_read(n)
+        return n
+
+
+@contextlib.contextmanager
+def _open_binary(path: Path, on_read: OnRead = None) -> Iterator[IO[bytes]]:
     kind = COMPRESSED.get(path.suffix.lower())
-    if kind == "gzip":
-        return gzip.open(path, "rb")
     if kind == "zstd":
         try:
             import zstandard
         except ImportError:
             raise FormatError(path, "reading .zst files needs the zstandard package") from None
-        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
-    return open(path, "rb")
+    with open(path, "rb") as file:
+        stored = file if on_read is None else _Counted(file, on_read)
+        if kind == "gzip":
+            with gzip.GzipFile(fileobj=stored, mode="rb") as stream:
+                yield stream
+        elif kind == "zstd":
+            with zstandard.ZstdDecompressor().stream_reader(stored, closefd=False) as stream:
+                yield stream
+        else:
+            yield stored
 
 
 def _format_of(path: Path) -> str:
@@ -74,10 +110,10 @@ def _format_of(path: Path) -> str:
     return "text"
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
+def _lines(path: Path, on_read: OnRead) -> Iterator[tuple[int, str]]:
     """(line number, line with its end) of a file; each line is decoded on
     its own, so an encoding error names its line."""
-    with _open_binary(path) as raw:
+    with _open_binary(path, on_read) as raw:
         for number, line in enumerate(io.BufferedReader(raw), start=1):
             try:
                 yield number, line.decode("utf-8")
@@ -89,9 +125,9 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
                 ) from None
 
 
-def _text_documents(path: Path) -> Iterator[str]:
+def _text_documents(path: Path, on_read: OnRead) -> Iterator[str]:
     document: list[str] = []
-    for _, line in _lines(path):
+    for _, line in _lines(path, on_read):
         if line.strip("\r\n") == "":
             if document:
                 yield "".join(document).rstrip("\r\n")
@@ -102,8 +138,8 @@ def _text_documents(path: Path) -> Iterator[str]:
         yield "".join(document).rstrip("\r\n")
 
 
-def _jsonl_documents(path: Path, field: str) -> Iterator[str]:
-    for number, line in _lines(path):
+def _jsonl_documents(path: Path, field: str, on_read: OnRead) -> Iterator[str]:
+    for number, line in _lines(path, on_read):
         if not line.strip():
             continue
         try:
@@ -120,13 +156,21 @@ def _jsonl_documents(path: Path, field: str) -> Iterator[str]:
         yield value
 
 
-def _parquet_documents(path: Path, field: str) -> Iterator[str]:
+def _parquet_documents(path: Path, field: str, on_read: OnRead) -> Iterator[str]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
         raise FormatError(path, "reading Parquet files needs the pyarrow package") from None
+    if on_read is None:  # pyarrow reads a path natively, outside the GIL
+        yield from _parquet_rows(pq, path, path, field)
+        return
+    with open(path, "rb") as file:
+        yield from _parquet_rows(pq, path, _Counted(file, on_read), field)
+
+
+def _parquet_rows(pq, path: Path, source: Union[Path, BinaryIO], field: str) -> Iterator[str]:
     try:
-        reader = pq.ParquetFile(path)
+        reader = pq.ParquetFile(source)
     except Exception as e:  # pyarrow raises its own error types for corrupt files
         raise FormatError(path, f"not a Parquet file: {e}") from None
     if field not in reader.schema_arrow.names:
@@ -143,15 +187,15 @@ def _parquet_documents(path: Path, field: str) -> Iterator[str]:
 
 
 def read_documents(
-    inputs: Union[PathInput, Iterable[PathInput]], *, field: str = "text"
+    inputs: Union[PathInput, Iterable[PathInput]], *, field: str = "text", on_read: OnRead = None
 ) -> Iterator[str]:
     """The documents of ``inputs`` (files, globs, directories), streamed; see
-    the module docstring for the formats."""
+    the module docstring for the formats and ``on_read``."""
     for path in input_files(inputs):
         kind = _format_of(path)
         if kind == "jsonl":
-            yield from _jsonl_documents(path, field)
+            yield from _jsonl_documents(path, field, on_read)
         elif kind == "parquet":
-            yield from _parquet_documents(path, field)
+            yield from _parquet_documents(path, field, on_read)
         else:
-            yield from _text_documents(path)
+            yield from _text_documents(path, on_read)

@@ -266,6 +266,15 @@ class BpeOptions:
 CHECKPOINT_FORMAT = "bytepair-bpe-checkpoint"
 
 
+def memory_bound(distinct_pretokens: int) -> int:
+    """The peak memory (bytes) byte-level BPE training needs, by the formula
+    the README states: 100 MiB (interpreter, one batch of text and its tables)
+    + 1 KiB per distinct pre-token (the counting table, the trainer's words,
+    symbols, pair table and heap). It does not grow with the corpus itself;
+    ``bench/`` (suite ``scale``) checks it on 1 GB."""
+    return (100 << 20) + 1024 * distinct_pretokens
+
+
 def _merge_bar(progress: Optional[bool], options: BpeOptions, done: int = 0):
     """A progress bar in tokens added, and the core's callback that moves it."""
     base = 256 + len(options.special_tokens)

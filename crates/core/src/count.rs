@@ -173,6 +173,19 @@ impl PretokenCounts {
         self.counts.is_empty()
     }
 
+    /// The pre-tokens of one partition (`crc32(bytes) % partitions`, zlib's
+    /// CRC-32) with their counts, sorted by bytes: a count shard's records.
+    pub fn partition_sorted(&self, partition: u32, partitions: u32) -> Vec<(&[u8], u64)> {
+        let mut records: Vec<(&[u8], u64)> = self
+            .counts
+            .iter()
+            .filter(|(k, _)| crate::crc32::crc32(k) % partitions == partition)
+            .map(|(k, &v)| (k.as_slice(), v))
+            .collect();
+        records.sort_unstable();
+        records
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> {
         self.counts.iter().map(|(k, &v)| (k.as_slice(), v))
     }

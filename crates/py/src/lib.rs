@@ -537,6 +537,27 @@ impl PretokenCounter {
         self.counts.clear();
     }
 
+    /// The (pre-token bytes, count) pairs of one partition of `partitions`
+    /// (zlib's CRC-32 of the bytes modulo `partitions`), sorted by bytes: a
+    /// count shard's records, without making Python objects for the others.
+    fn partition_items<'py>(
+        &self,
+        py: Python<'py>,
+        partition: u32,
+        partitions: u32,
+    ) -> PyResult<Vec<(Bound<'py, PyBytes>, u64)>> {
+        if partition >= partitions {
+            return Err(PyValueError::new_err(format!(
+                "partition {partition} is not below {partitions}"
+            )));
+        }
+        let records = py.detach(|| self.counts.partition_sorted(partition, partitions));
+        Ok(records
+            .into_iter()
+            .map(|(k, v)| (PyBytes::new(py, k), v))
+            .collect())
+    }
+
     /// The counts as a list of (pre-token bytes, count).
     fn items<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyBytes>, u64)> {
         self.counts

@@ -1,0 +1,414 @@
+"""Dataset encoding: shards hold exactly the tokens of the documents, never
+split a document or span two files, survive interruption (a resumed run is
+byte for byte an uninterrupted one), and the reader finds damage."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bytepair
+from bytepair import FormatError, dataset
+from bytepair.cli import main
+from bytepair.dataset import TokenDataset, encode_dataset, encode_file, finish, plan
+from bytepair.sources import read_documents
+
+EOT = "<|endoftext|>"
+
+
+@pytest.fixture(scope="module")
+def corpus(shared_data, tmp_path_factory) -> list[Path]:
+    """Three input files of different formats, from the shared corpus: plain
+    text (many short documents), gzipped JSON lines (with special-token text
+    and an empty document) and text with a document of 16 k characters."""
+    small = shared_data / "corpus" / "small"
+    root = tmp_path_factory.mktemp("corpus")
+    first = root / "a.txt"
+    first.write_text((small / "tinyshakespeare.txt").read_text(encoding="utf-8")[:30_000], "utf-8")
+    botchan = (small / "botchan.txt").read_text(encoding="utf-8")[:40_000]
+    texts = [botchan[i : i + 700] for i in range(0, len(botchan), 700)]
+    texts[3] = f"a document with {EOT} inside, and <|fim_prefix|> too"
+    texts[7] = ""
+    second = root / "b.jsonl.gz"
+    with gzip.open(second, "wt", encoding="utf-8") as f:
+        for text in texts:
+            f.write(json.dumps({"id": 1, "text": text}) + "\n")
+    third = root / "c.txt"
+    third.write_text((small / "taylorswift.txt").read_text(encoding="utf-8")[:20_000], "utf-8")
+    return [first, second, third]
+
+
+@pytest.fixture(scope="module")
+def cl100k(shared_data):
+    path = shared_data / "models" / "tiktoken" / "cl100k_base.tiktoken"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    return bytepair.load_tiktoken(path)
+
+
+@pytest.fixture(scope="module")
+def trained(corpus):
+    """A small byte-level BPE: every id fits in uint16."""
+    return bytepair.train(list(read_documents(corpus)), 600, special_tokens=[EOT], progress=False)
+
+
+def files_of(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def documents_by_file(corpus: list[Path]) -> list[list[str]]:
+    return [list(read_documents(path)) for path in corpus]
+
+
+# ---- What the shards hold ----
+
+
+def test_cl100k_shards_are_the_documents_ids_and_eot(corpus, cl100k, tmp_path):
+    out = encode_dataset(corpus, cl100k, tmp_path / "out", eot=EOT, progress=False)
+    ds = TokenDataset(out)
+    documents = list(read_documents(corpus))
+    eot = cl100k.special_tokens[EOT]
+    assert len(ds) == len(documents) and ds.dtype == np.uint32 and ds.eot == eot
+    for document, tokens in zip(documents, ds):
+        assert tokens[-1] == eot
+        assert tokens[:-1].tolist() == cl100k.encode_ordinary(document)
+        assert cl100k.decode(tokens[:-1].tolist()) == document
+    assert ds.n_tokens == sum(len(cl100k.encode_ordinary(d)) + 1 for d in documents)
+    # Special-token text is plain text by default: no special id but the eots.
+    specials = set(cl100k.special_tokens.values())
+    assert sum(np.isin(ds.tokens(k), list(specials)).sum() for k in range(len(ds.shards))) == len(
+        ds
+    )
+
+
+def test_trained_bpe_fits_uint16_and_decodes(corpus, trained, tmp_path):
+    eot = trained.special_tokens[EOT]
+    out = encode_dataset(corpus, trained, tmp_path / "out", eot=eot, progress=False)
+    ds = TokenDataset(out)
+    assert ds.dtype == np.uint16
+    whole = np.concatenate([ds.tokens(k) for k in range(len(ds.shards))])
+    expected = [i for d in read_documents(corpus) for i in trained.encode_ordinary(d) + [eot]]
+    assert whole.tolist() == expected
+
+
+def test_sentencepiece_models_use_the_list_form(shared_data, corpus, tmp_path):
+    model = shared_data / "models" / "sentencepiece" / "sp_test_model.model"
+    loaded = bytepair.load(model)  # sentencepiece's own rules
+    trained = bytepair.train(
+        list(read_documents(corpus[:1])), 400, model="unigram", special_tokens=["<eot>"]
+    )
+    for name, tok, eot in (("loaded", loaded, "</s>"), ("trained", trained, "<eot>")):
+        ds = TokenDataset(encode_dataset(corpus, tok, tmp_path / name, eot=eot, progress=False))
+        assert ds.dtype == np.uint16
+        eot_id = tok.special_tokens[eot]
+        for document, tokens in zip(read_documents(corpus), ds):
+            assert tokens.tolist() == tok.encode_ordinary(document) + [eot_id]
+
+
+def test_allow_special_makes_special_text_its_id(corpus, cl100k, tmp_path):
+    ds = TokenDataset(
+        encode_dataset(corpus[1], cl100k, tmp_path / "out", allowed_special="all", progress=False)
+    )
+    documents = list(read_documents(corpus[1]))
+    assert ds[3].tolist() == cl100k.encode(documents[3], allowed_special="all")
+    assert cl100k.special_tokens[EOT] in ds[3].tolist()
+    with pytest.raises(ValueError, match="not special tokens"):
+        encode_dataset(corpus, cl100k, tmp_path / "x", allowed_special=["<|nope|>"])
+
+
+def test_dtype_choice_and_a_uint16_that_cannot_hold_the_ids(corpus, cl100k, trained, tmp_path):
+    with pytest.raises(ValueError, match="uint16 holds ids up to 65535.*100277"):
+        encode_dataset(corpus, cl100k, tmp_path / "a", dtype="uint16")
+    assert not (tmp_path / "a").exists()
+    ds = TokenDataset(encode_dataset(corpus, trained, tmp_path / "b", dtype="uint32"))
+    assert ds.dtype == np.uint32 and ds.tokens(0).dtype == np.uint32
+    assert ds[0].tolist() == trained.encode_ordinary(next(read_documents(corpus)))
+
+
+def test_eot_must_be_a_token_of_the_tokenizer(corpus, trained, tmp_path):
+    with pytest.raises(ValueError, match="not a special token"):
+        encode_dataset(corpus, trained, tmp_path / "a", eot="<|eot|>")
+    with pytest.raises(ValueError, match="not a token id"):
+        encode_dataset(corpus, trained, tmp_path / "b", eot=600)
+
+
+def test_parquet_and_zstd_inputs_with_a_named_field(corpus, trained, tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    zstandard = pytest.importorskip("zstandard")
+    texts = list(read_documents(corpus))
+    parquet = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"body": texts[:150]}), parquet, row_group_size=40)
+    lines = "".join(json.dumps({"body": t}) + "\n" for t in texts[150:])
+    zst = tmp_path / "b.jsonl.zst"
+    zst.write_bytes(zstandard.ZstdCompressor().compress(lines.encode()))
+    out = encode_dataset([parquet, zst], trained, tmp_path / "out", field="body", progress=True)
+    assert [d.tolist() for d in TokenDataset(out)] == [trained.encode_ordinary(t) for t in texts]
+    total = parquet.stat().st_size + zst.stat().st_size
+    assert f"{total / 1000:.1f}k/{total / 1000:.1f}k" in capsys.readouterr().err
+
+
+# ---- Shard boundaries ----
+
+
+def test_shards_close_after_the_document_that_fills_them_and_never_span_files(
+    corpus, trained, tmp_path
+):
+    limit = 700
+    ds = TokenDataset(encode_dataset(corpus, trained, tmp_path / "out", shard_tokens=limit))
+    assert len(ds.shards) > 10
+    for k, entry in enumerate(ds.shards):
+        offsets = ds.offsets(k)
+        last_of_file = (
+            k + 1 == len(ds.shards) or ds.shards[k + 1]["file_index"] != entry["file_index"]
+        )
+        assert entry["tokens"] >= limit or last_of_file
+        assert offsets[-2] < limit  # without its last document the shard was not full
+    for index, documents in enumerate(documents_by_file(corpus)):
+        shards = [k for k, e in enumerate(ds.shards) if e["file_index"] == index]
+        assert [e["part"] for e in (ds.shards[k] for k in shards)] == list(range(len(shards)))
+        got = [
+            ds.tokens(k)[a:b].tolist()
+            for k in shards
+            for a, b in zip(ds.offsets(k)[:-1], ds.offsets(k)[1:])
+        ]
+        assert got == [trained.encode_ordinary(d) for d in documents]
+
+
+# ---- Interruption and resume ----
+
+
+class Interrupt(KeyboardInterrupt):
+    pass
+
+
+def interrupted_run(corpus, tok, out: Path, *, after: int, **options) -> None:
+    """Encodes file 0, then stops inside file 1 after ``after`` progress reports,
+    as Ctrl-C would."""
+    run = plan(corpus, tok, out, **options)
+    encode_file(run.files[0], 0, tok, out, run.settings)
+    calls = []
+
+    def on_progress(n: int) -> None:
+        calls.append(n)
+        if len(calls) == after:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        encode_file(run.files[1], 1, tok, out, run.settings, on_progress=on_progress)
+
+
+def test_interrupted_then_resumed_equals_uninterrupted(corpus, trained, tmp_path, monkeypatch):
+    options = {"eot": EOT, "shard_tokens": 500}
+    reference = encode_dataset(corpus, trained, tmp_path / "reference", **options)
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 2000)  # many batches: stop in the middle
+    out = tmp_path / "out"
+    interrupted_run(corpus, trained, out, after=4, **options)
+    names = {p.name for p in out.iterdir()}
+    assert not any(n.endswith(".tmp") for n in names)  # the shard being written is gone
+    assert "file-00000.json" in names and "file-00001.json" not in names
+    assert "dataset.json" not in names
+    kept = out / "shard-00001-00000.tokens.npy"
+    assert (out / "shard-00001-00000.json").is_file()
+    before = kept.stat().st_mtime_ns
+    with pytest.raises(FormatError, match="did not finish"):
+        TokenDataset(out)
+
+    encode_dataset(corpus, trained, out, resume=True, **options)
+    assert files_of(out) == files_of(reference)
+    assert kept.stat().st_mtime_ns == before  # complete shards are not written again
+
+
+def test_leftover_temporary_and_incomplete_files_are_never_taken_for_shards(
+    corpus, trained, tmp_path, monkeypatch
+):
+    options = {"shard_tokens": 400}
+    reference = encode_dataset(corpus, trained, tmp_path / "reference", **options)
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 1500)
+    out = tmp_path / "out"
+    interrupted_run(corpus, trained, out, after=3, **options)
+    # What a killed process leaves: half-written files, a shard without its entry.
+    (out / "shard-00001-00001.tokens.npy.tmp").write_bytes(b"\x93NUMPY garbage")
+    (out / "shard-00001-00002.tokens.npy").write_bytes(b"not complete")
+    (out / "shard-00001-00002.offsets.npy").write_bytes(b"not complete")
+    (out / "file-00001.json.tmp").write_text("{}")
+    (out / "shard-00002-00000.json.tmp").write_text("{")
+    encode_dataset(corpus, trained, out, resume=True, **options)
+    assert files_of(out) == files_of(reference)
+
+
+def test_resume_names_what_differs(corpus, trained, cl100k, tmp_path):
+    out = tmp_path / "out"
+    encode_dataset(corpus, trained, out, shard_tokens=1000)
+    with pytest.raises(ValueError, match="shard_tokens was 1000, now 2000"):
+        encode_dataset(corpus, trained, out, shard_tokens=2000, resume=True)
+    with pytest.raises(ValueError, match="the tokenizer was"):
+        encode_dataset(corpus, cl100k, out, shard_tokens=1000, resume=True)
+    with pytest.raises(ValueError, match="input files, now 2"):
+        encode_dataset(corpus[:2], trained, out, shard_tokens=1000, resume=True)
+    changed = tmp_path / "c.txt"
+    changed.write_text(corpus[2].read_text(encoding="utf-8") + "more", "utf-8")
+    with pytest.raises(ValueError, match="input file 2 was .*c.txt"):
+        encode_dataset([*corpus[:2], changed], trained, out, shard_tokens=1000, resume=True)
+    # Resuming a finished run changes nothing.
+    before = files_of(out)
+    encode_dataset(corpus, trained, out, shard_tokens=1000, resume=True)
+    assert files_of(out) == before
+
+
+def test_nothing_is_replaced_without_asking(corpus, trained, tmp_path):
+    out = tmp_path / "out"
+    encode_dataset(corpus[:1], trained, out)
+    with pytest.raises(FileExistsError, match="not empty"):
+        encode_dataset(corpus, trained, out)
+    encode_dataset(corpus, trained, out, overwrite=True)
+    assert {e["file_index"] for e in TokenDataset(out).shards} == {0, 1, 2}
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError):
+        encode_dataset(corpus, trained, other)
+    with pytest.raises(FormatError, match="nothing to resume"):
+        encode_dataset(corpus, trained, other, resume=True)
+    assert (other / "notes.txt").read_text() == "mine"
+
+
+def test_encode_file_and_finish_check_their_inputs(corpus, trained, cl100k, tmp_path):
+    run = plan(corpus, trained, tmp_path / "out")
+    with pytest.raises(ValueError, match="not the one"):
+        encode_file(run.files[0], 0, cl100k, run.out, run.settings)
+    shards = encode_file(run.files[0], 0, trained, run.out, run.settings)
+    assert encode_file(run.files[0], 0, trained, run.out, run.settings) == shards  # done
+    with pytest.raises(ValueError, match=r"not encoded yet.*1 \("):
+        finish(run.out, run, shards)
+    for index in (1, 2):
+        encode_file(run.files[index], index, trained, run.out, run.settings)
+    manifest = finish(run.out, run.settings, shards)  # the other files' shards are on disk
+    assert len(TokenDataset(manifest)) == len(list(read_documents(corpus)))
+
+
+# ---- The reader ----
+
+
+def test_reader_indexing_and_shard_arrays(corpus, trained, tmp_path):
+    ds = TokenDataset(encode_dataset(corpus, trained, tmp_path / "out", shard_tokens=3000))
+    documents = list(read_documents(corpus))
+    n = len(ds)
+    assert ds[-1].tolist() == trained.encode_ordinary(documents[-1])
+    assert ds[-n].tolist() == ds[0].tolist() == trained.encode_ordinary(documents[0])
+    assert ds[np.int64(5)].tolist() == trained.encode_ordinary(documents[5])
+    for bad in (n, -n - 1):
+        with pytest.raises(IndexError, match=f"{n} documents"):
+            ds[bad]
+    assert not ds[1].flags.writeable
+    total = sum(len(ds.tokens(k)) for k in range(len(ds.shards)))
+    assert total == ds.n_tokens == sum(e["tokens"] for e in ds.shards)
+    assert "documents=" in repr(ds)
+
+
+def test_reader_finds_missing_truncated_and_changed_shards(corpus, trained, tmp_path):
+    out = encode_dataset(corpus, trained, tmp_path / "out", shard_tokens=3000)
+    with pytest.raises(FormatError, match="not a dataset directory"):
+        TokenDataset(tmp_path)
+    tokens = out / "shard-00000-00001.tokens.npy"
+    assert TokenDataset(out).shards[1]["tokens_file"] == tokens.name
+    data = tokens.read_bytes()
+    tokens.write_bytes(data[:-2])
+    ds = TokenDataset(out)
+    assert len(ds[0]) > 0  # other shards still read
+    with pytest.raises(FormatError, match=r"shard-00000-00001\.tokens\.npy.*truncated"):
+        ds.tokens(1)
+    tokens.write_bytes(data[:-2] + bytes([data[-2] ^ 1, data[-1]]))
+    TokenDataset(out).tokens(1)  # the same size: found by the checksum
+    with pytest.raises(FormatError, match=r"shard-00000-00001\.tokens\.npy.*checksum"):
+        TokenDataset(out).verify()
+    tokens.unlink()
+    with pytest.raises(FormatError, match="missing"):
+        TokenDataset(out).tokens(1)
+    (out / "dataset.json").write_text("{")
+    with pytest.raises(FormatError, match="dataset.json.*invalid JSON"):
+        TokenDataset(out)
+
+
+# ---- Command line ----
+
+
+def test_command_line_end_to_end(corpus, trained, tmp_path, capsys):
+    model = tmp_path / "tok.json"
+    trained.save(model)
+    out = tmp_path / "out"
+    args = ["encode-dataset", *map(str, corpus), "-t", str(model), "-o", str(out)]
+    assert main([*args, "--eot", EOT, "--shard-tokens", "2000", "--no-progress"]) == 0
+    assert "documents" in capsys.readouterr().out
+    ds = TokenDataset(out)
+    assert ds.eot == trained.special_tokens[EOT] and ds.settings.shard_tokens == 2000
+    assert ds[0].tolist() == trained.encode_ordinary(next(read_documents(corpus))) + [ds.eot]
+
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "--resume" in err and "--force" in err and "Traceback" not in err
+    assert main([*args, "--eot", EOT, "--shard-tokens", "2000", "--resume"]) == 0
+    assert main([*args, "--resume"]) == 1
+    assert "eot was" in capsys.readouterr().err
+    assert main([*args, "--force", "--eot", "600"]) == 1
+    assert "not a token id" in capsys.readouterr().err
+    assert main([*args, "--force", "--allow-special", "--dtype", "uint32"]) == 0
+    assert TokenDataset(out).dtype == np.uint32
+
+
+def test_command_line_ctrl_c_says_how_to_go_on(corpus, trained, tmp_path, capsys, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dataset, "encode_file", interrupted)
+    code = main(["encode-dataset", str(corpus[0]), "-t", "x", "-o", str(tmp_path / "o")])
+    assert code == 1  # no tokenizer "x": an error before any work
+    model = tmp_path / "tok.json"
+    trained.save(model)
+    code = main(["encode-dataset", str(corpus[0]), "-t", str(model), "-o", str(tmp_path / "o")])
+    assert code == 130
+    assert "--resume" in capsys.readouterr().err
+
+
+def test_progress_bar_counts_input_bytes(corpus, trained, tmp_path, capsys):
+    encode_dataset(corpus, trained, tmp_path / "out", progress=True)
+    err = capsys.readouterr().err
+    total = sum(p.stat().st_size for p in corpus)
+    assert "encoding" in err and "100%" in err and f"{total / 1000:.1f}k" in err
+
+
+def test_ctrl_c_on_the_command_line_then_resume(corpus, trained, tmp_path):
+    """A real SIGINT to `bytepair encode-dataset` while it writes shards: exit
+    130, no temporary file left, and --resume gives the uninterrupted shards."""
+    big = tmp_path / "big.txt"
+    big.write_text("\n\n".join(read_documents(corpus)) * 60, "utf-8")  # 5 MB, 3 batches
+    model = tmp_path / "tok.json"
+    trained.save(model)
+    options = ["--shard-tokens", "50000", "--eot", EOT]
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "bytepair", "encode-dataset", str(big), "-t", str(model)]
+    process = subprocess.Popen(
+        [*command, "-o", str(out), *options], stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while not (out / "shard-00000-00002.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.002)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    if process.returncode == 0:
+        pytest.skip("the run finished before the signal came")  # a very fast machine
+    assert process.returncode == 130, err
+    assert "--resume" in err and "Traceback" not in err
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+    assert not (out / "dataset.json").exists()
+    assert main([*command[3:], "-o", str(out), *options, "--resume"]) == 0
+    reference = encode_dataset(big, trained, tmp_path / "reference", shard_tokens=50000, eot=EOT)
+    assert files_of(out) == files_of(reference)
