@@ -214,12 +214,17 @@ impl Vocab {
             rank: u32::MAX,
             result: 0,
         };
-        vocab.byte_pair_rules = (0..1usize << 16)
-            .map(|pair| {
-                let (left, right) = (byte_ids[pair >> 8], byte_ids[pair & 0xFF]);
-                vocab.merge_rule(left, right).unwrap_or(none)
-            })
-            .collect();
+        // A merge makes the token of its two sides' bytes, so only the pairs
+        // that spell a two-byte token can have a rule: look those up alone
+        // (a few thousand lookups at load instead of 65,536).
+        let mut byte_pair_rules = vec![none; 1 << 16].into_boxed_slice();
+        for token in vocab.tokens.iter().filter(|t| t.len() == 2) {
+            let (left, right) = (byte_ids[token[0] as usize], byte_ids[token[1] as usize]);
+            if let Some(rule) = vocab.merge_rule(left, right) {
+                byte_pair_rules[(token[0] as usize) << 8 | token[1] as usize] = rule;
+            }
+        }
+        vocab.byte_pair_rules = byte_pair_rules;
         if matches!(vocab.ranking, Ranking::Merges(_)) {
             vocab.encodes_to_itself = vocab.find_tokens_that_encode_to_themselves();
         }
