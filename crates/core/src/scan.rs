@@ -345,6 +345,33 @@ fn ascii_space_run(bytes: &[u8], i: usize) -> Option<(usize, usize, Option<usize
     Some((end, end - 1, newline))
 }
 
+/// The end of an ASCII ` ?[^\s\p{L}\p{N}]+` piece at `i` and the run of
+/// `trailing` bytes after it (the two patterns differ only there), or None
+/// when the piece at `i` is not punctuation. `class`: the ASCII class of the
+/// byte at `i`; `next_class`: that of the byte after it, if there is one.
+#[inline(always)]
+fn punctuation_end(
+    text: &str,
+    i: usize,
+    class: u16,
+    next_class: Option<u16>,
+    trailing: impl Fn(u8) -> bool,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let start = if bytes[i] == b' ' && next_class.is_some_and(is_other) {
+        i + 1
+    } else if is_other(class) {
+        i
+    } else {
+        return None;
+    };
+    let mut end = other_run(text, start + 1);
+    while bytes.get(end).is_some_and(|&t| trailing(t)) {
+        end += 1;
+    }
+    Some(end)
+}
+
 /// [`cl100k_end`] with the ASCII fast path.
 #[inline(always)]
 fn cl100k_fast(text: &str, i: usize) -> usize {
@@ -375,18 +402,9 @@ fn cl100k_fast(text: &str, i: usize) -> usize {
         return class_run(text, i + 2, LETTER);
     }
     // ` ?[^\s\p{L}\p{N}]++[\r\n]*+`
-    let start = if b == b' ' && next.is_some() && is_other(next_class) {
-        Some(i + 1)
-    } else if is_other(class) {
-        Some(i)
-    } else {
-        None
-    };
-    if let Some(start) = start {
-        let mut end = other_run(text, start + 1);
-        while matches!(bytes.get(end), Some(b'\r' | b'\n')) {
-            end += 1;
-        }
+    if let Some(end) = punctuation_end(text, i, class, next.map(|_| next_class), |t| {
+        matches!(t, b'\r' | b'\n')
+    }) {
         return end;
     }
     let Some((end, last, newline)) = ascii_space_run(bytes, i) else {
@@ -442,18 +460,8 @@ fn o200k_fast(text: &str, i: usize) -> usize {
         return word(i + 1);
     }
     // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-    let start = if b == b' ' && next.is_some() && is_other(next_class) {
-        Some(i + 1)
-    } else if is_other(class) {
-        Some(i)
-    } else {
-        None
-    };
-    if let Some(start) = start {
-        let mut end = other_run(text, start + 1);
-        while matches!(bytes.get(end), Some(b'\r' | b'\n' | b'/')) {
-            end += 1;
-        }
+    let trailing = |t| matches!(t, b'\r' | b'\n' | b'/');
+    if let Some(end) = punctuation_end(text, i, class, next.map(|_| next_class), trailing) {
         return end;
     }
     let Some((end, last, newline)) = ascii_space_run(bytes, i) else {
