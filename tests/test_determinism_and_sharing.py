@@ -95,3 +95,15 @@ def test_forked_child_can_encode_batches():
             child.kill()
     assert result == expected
     assert child.exitcode == 0
+
+
+def test_large_batches_equal_text_by_text_encoding():
+    """Batches past the small-batch bound go through the pool while the lists
+    are built (in order) on the calling thread: same ids, same order."""
+    tok = bytepair.train([TEXT], 400, special_tokens=["<|end|>"], progress=False)
+    texts = [TEXT[i:] + "<|end|>" + TEXT[: i % 97] for i in range(0, 3000, 7)] + ["", "x"]
+    assert sum(map(len, texts)) > 1 << 16
+    assert tok.encode_batch(texts, allowed_special="all") == [
+        tok.encode(t, allowed_special="all") for t in texts
+    ]
+    assert tok.encode_ordinary_batch(texts) == [tok.encode_ordinary(t) for t in texts]

@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-#[derive(Debug, Error)]
+#[derive(Debug, Clone, Error)]
 pub enum Error {
     #[error("invalid pre-tokenizer regex {pattern:?}: {message}")]
     InvalidPattern { pattern: String, message: String },

@@ -72,17 +72,23 @@ fn without_gil<T: Send>(
     work: impl FnOnce() -> Result<T, Error> + Send,
 ) -> PyResult<T> {
     py.detach(|| catch_unwind(AssertUnwindSafe(work)))
-        .map_err(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            PyRuntimeError::new_err(format!(
-                "internal error in bytepair's core (please report): {what}"
-            ))
-        })?
+        .map_err(|panic| internal_error(&panic_message(&*panic)))?
         .map_err(to_py)
+}
+
+/// The message a panic carried.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+fn internal_error(what: &str) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "internal error in bytepair's core (please report): {what}"
+    ))
 }
 
 /// Like [`without_gil`], for parallel work: runs on this process's pool.
@@ -161,6 +167,61 @@ impl IdInts {
 }
 
 impl CoreBPE {
+    /// The ids of every text as lists, in order: the pool encodes while this
+    /// thread builds the lists of the texts done so far (building lists needs
+    /// the GIL, so done after the encoding it would be a serial tail). The GIL
+    /// is released whenever this thread waits.
+    fn pipelined_lists<'py>(
+        &self,
+        py: Python<'py>,
+        refs: &[&str],
+        selection: Selection<'_>,
+    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        type Slot = OnceLock<Result<Result<Vec<u32>, Error>, String>>;
+        let slots: Vec<Slot> = refs.iter().map(|_| OnceLock::new()).collect();
+        let (lock, done) = (Mutex::new(()), std::sync::Condvar::new());
+        let pool = thread_pool();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                pool.install(|| {
+                    use rayon::prelude::*;
+                    refs.par_iter().zip(&slots).for_each(|(text, slot)| {
+                        let encoded = catch_unwind(AssertUnwindSafe(|| {
+                            self.inner.encode_with_special(text, selection)
+                        }))
+                        .map_err(|panic| panic_message(&*panic));
+                        let _ = slot.set(encoded);
+                        // Under the lock, so a waiter cannot miss it.
+                        let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+                        done.notify_all();
+                    })
+                })
+            });
+            let mut lists = Vec::with_capacity(refs.len());
+            for slot in &slots {
+                let encoded = match slot.get() {
+                    Some(encoded) => encoded,
+                    None => py.detach(|| {
+                        let mut guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+                        loop {
+                            if let Some(encoded) = slot.get() {
+                                return encoded;
+                            }
+                            guard = done.wait(guard).unwrap_or_else(|p| p.into_inner());
+                        }
+                    }),
+                };
+                // An error stops the lists; the scope still waits for the pool.
+                match encoded {
+                    Ok(Ok(ids)) => lists.push(self.id_list(py, ids)?),
+                    Ok(Err(e)) => return Err(to_py(e.clone())),
+                    Err(what) => return Err(internal_error(what)),
+                }
+            }
+            Ok(lists)
+        })
+    }
+
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         self.ints.list(py, ids)
     }
@@ -324,11 +385,19 @@ impl CoreBPE {
         disallowed: Vec<usize>,
         dropout: Option<(f64, u64)>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let batch = self.batch_ids(py, &texts, allowed, disallowed, dropout)?;
-        let lists = batch
-            .iter()
-            .map(|ids| self.id_list(py, ids))
-            .collect::<PyResult<Vec<_>>>()?;
+        let total_bytes: usize = texts.iter().map(String::len).sum();
+        if dropout.is_some() || texts.len() < 2 || total_bytes < SMALL_BATCH_BYTES {
+            let batch = self.batch_ids(py, &texts, allowed, disallowed, dropout)?;
+            let lists = batch
+                .iter()
+                .map(|ids| self.id_list(py, ids))
+                .collect::<PyResult<Vec<_>>>()?;
+            return PyList::new(py, lists);
+        }
+        let (allowed, disallowed) = self.chosen(allowed, disallowed);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        check_batch(py, self.inner.vocab().special(), &refs, &disallowed)?;
+        let lists = self.pipelined_lists(py, &refs, allowed.selection())?;
         PyList::new(py, lists)
     }
 
