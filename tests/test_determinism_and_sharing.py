@@ -98,11 +98,11 @@ def test_forked_child_can_encode_batches():
 
 
 def test_large_batches_equal_text_by_text_encoding():
-    """Batches past the small-batch bound go through the pool while the lists
-    are built (in order) on the calling thread: same ids, same order."""
+    """Batches of 1 MiB and more are encoded by the pool in groups while the
+    calling thread builds the lists (in order): same ids, same order."""
     tok = bytepair.train([TEXT], 400, special_tokens=["<|end|>"], progress=False)
-    texts = [TEXT[i:] + "<|end|>" + TEXT[: i % 97] for i in range(0, 3000, 7)] + ["", "x"]
-    assert sum(map(len, texts)) > 1 << 16
+    texts = [TEXT[i:] * 2 + "<|end|>" + TEXT[: i % 97] for i in range(0, 3000, 7)] + ["", "x"]
+    assert sum(len(t.encode()) for t in texts) > 1 << 20  # the pipelined path
     assert tok.encode_batch(texts, allowed_special="all") == [
         tok.encode(t, allowed_special="all") for t in texts
     ]

@@ -167,27 +167,40 @@ impl IdInts {
 }
 
 impl CoreBPE {
-    /// The ids of every text as lists, in order: the pool encodes while this
-    /// thread builds the lists of the texts done so far (building lists needs
-    /// the GIL, so done after the encoding it would be a serial tail). The GIL
-    /// is released whenever this thread waits.
+    /// The ids of every text as lists, in order: the pool encodes groups of
+    /// texts (about [`PIPELINE_GROUP_BYTES`] each) while this thread builds
+    /// the lists of the groups done so far (building lists needs the GIL, so
+    /// after the encoding it would be a serial tail). The GIL is released
+    /// whenever this thread waits.
     fn pipelined_lists<'py>(
         &self,
         py: Python<'py>,
         refs: &[&str],
         selection: Selection<'_>,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
-        type Slot = OnceLock<Result<Result<Vec<u32>, Error>, String>>;
-        let slots: Vec<Slot> = refs.iter().map(|_| OnceLock::new()).collect();
+        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+        let (mut start, mut bytes) = (0, 0);
+        for (i, text) in refs.iter().enumerate() {
+            bytes += text.len();
+            if bytes >= PIPELINE_GROUP_BYTES || i + 1 == refs.len() {
+                groups.push(start..i + 1);
+                (start, bytes) = (i + 1, 0);
+            }
+        }
+        type Slot = OnceLock<Result<Result<Vec<Vec<u32>>, Error>, String>>;
+        let slots: Vec<Slot> = groups.iter().map(|_| OnceLock::new()).collect();
         let (lock, done) = (Mutex::new(()), std::sync::Condvar::new());
         let pool = thread_pool();
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 pool.install(|| {
                     use rayon::prelude::*;
-                    refs.par_iter().zip(&slots).for_each(|(text, slot)| {
+                    groups.par_iter().zip(&slots).for_each(|(group, slot)| {
                         let encoded = catch_unwind(AssertUnwindSafe(|| {
-                            self.inner.encode_with_special(text, selection)
+                            refs[group.clone()]
+                                .iter()
+                                .map(|text| self.inner.encode_with_special(text, selection))
+                                .collect()
                         }))
                         .map_err(|panic| panic_message(&*panic));
                         let _ = slot.set(encoded);
@@ -213,7 +226,11 @@ impl CoreBPE {
                 };
                 // An error stops the lists; the scope still waits for the pool.
                 match encoded {
-                    Ok(Ok(ids)) => lists.push(self.id_list(py, ids)?),
+                    Ok(Ok(group)) => {
+                        for ids in group {
+                            lists.push(self.id_list(py, ids)?);
+                        }
+                    }
                     Ok(Err(e)) => return Err(to_py(e.clone())),
                     Err(what) => return Err(internal_error(what)),
                 }
@@ -289,6 +306,11 @@ impl CoreBPE {
 
 /// Batches smaller than this (in bytes of text) are encoded on the calling thread.
 const SMALL_BATCH_BYTES: usize = 1 << 14;
+/// Batches of lists from this size on build the lists while the pool encodes
+/// (below it, a thread and the hand-offs cost more than they save).
+const PIPELINE_BYTES: usize = 1 << 20;
+/// ... in groups of texts of about this many bytes.
+const PIPELINE_GROUP_BYTES: usize = 1 << 15;
 
 /// `count` ids as native-endian u32 in a new bytearray.
 fn u32_buffer<'py>(
@@ -386,7 +408,7 @@ impl CoreBPE {
         dropout: Option<(f64, u64)>,
     ) -> PyResult<Bound<'py, PyList>> {
         let total_bytes: usize = texts.iter().map(String::len).sum();
-        if dropout.is_some() || texts.len() < 2 || total_bytes < SMALL_BATCH_BYTES {
+        if dropout.is_some() || texts.len() < 2 || total_bytes < PIPELINE_BYTES {
             let batch = self.batch_ids(py, &texts, allowed, disallowed, dropout)?;
             let lists = batch
                 .iter()
