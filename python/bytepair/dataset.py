@@ -180,7 +180,8 @@ def tokenizer_fingerprint(tokenizer) -> str:
     return fingerprint
 
 
-def _as_tokenizer(tokenizer):
+def as_tokenizer(tokenizer):
+    """``tokenizer`` itself, or the one a path or encoding name names."""
     if isinstance(tokenizer, (str, os.PathLike)):
         from .encodings import load_any
 
@@ -404,7 +405,7 @@ def plan(
     FileExistsError. ``tokenizer``: an object, or a path / encoding name."""
     if resume and overwrite:
         raise ValueError("resume and overwrite exclude each other")
-    tokenizer = _as_tokenizer(tokenizer)
+    tokenizer = as_tokenizer(tokenizer)
     settings = make_settings(
         tokenizer,
         field=field,
@@ -644,7 +645,7 @@ def encode_file(
     compressed or not) are done. On any exception (KeyboardInterrupt too) the
     shard being written is removed and complete ones stay, for a resume."""
     path, out = Path(path), Path(out)
-    tokenizer = _as_tokenizer(tokenizer)
+    tokenizer = as_tokenizer(tokenizer)
     if tokenizer_fingerprint(tokenizer) != settings.tokenizer_fingerprint:
         raise ValueError("this tokenizer is not the one the run's settings were made with")
     size = path.stat().st_size
@@ -756,7 +757,7 @@ def encode_dataset(
     """
     from .training import progress_bar
 
-    tokenizer = _as_tokenizer(tokenizer)
+    tokenizer = as_tokenizer(tokenizer)
     run = plan(
         inputs,
         tokenizer,

@@ -273,14 +273,9 @@ def encode_dataset_on_ray(
     bytes of finished files. See the module docstring for the cluster
     requirements."""
     from . import dataset
-    from .encodings import load_any
     from .training import progress_bar
 
-    tokenizer = (
-        load_any(tokenizer_spec)
-        if isinstance(tokenizer_spec, (str, os.PathLike))
-        else tokenizer_spec
-    )
+    tokenizer = dataset.as_tokenizer(tokenizer_spec)  # loaded once, shared by the tasks
     options = {} if shard_tokens is None else {"shard_tokens": shard_tokens}
     run = dataset.plan(
         inputs,
