@@ -216,11 +216,20 @@ impl MergeQueue for HeapQueue {
 /// dominate. A merge never creates a candidate of its own rank (the new pair
 /// makes longer bytes), so a bucket does not grow while it is read; the rare
 /// candidate of a lower rank than the current bucket waits in a small heap
-/// and goes first, which keeps the order exactly (rank, position).
+/// and goes first, which keeps the order exactly (rank, position). Only
+/// ranks that occur get a bucket, and emptied buckets are kept for reuse (one
+/// queue serves every window of a piece).
 struct BucketQueue {
+    /// Rank -> 1 + index of its bucket, 0 for none: zeroed memory, so the
+    /// pages of ranks that never occur are not even touched.
+    bucket_of_rank: Vec<u32>,
+    /// The ranks that have a bucket, lowest first.
+    waiting_ranks: BinaryHeap<Reverse<u32>>,
     buckets: Vec<Vec<u32>>,
-    current_rank: usize,
+    free_buckets: Vec<u32>,
+    /// The bucket being read (sorted), its rank and read position.
     current: Vec<u32>,
+    current_rank: u32,
     cursor: usize,
     lower: BinaryHeap<Reverse<(u32, u32)>>,
 }
@@ -228,34 +237,57 @@ struct BucketQueue {
 impl BucketQueue {
     fn new(ranks: usize) -> Self {
         Self {
-            buckets: vec![Vec::new(); ranks],
-            current_rank: 0,
+            bucket_of_rank: vec![0; ranks],
+            waiting_ranks: BinaryHeap::new(),
+            buckets: Vec::new(),
+            free_buckets: Vec::new(),
             current: Vec::new(),
+            current_rank: 0,
             cursor: 0,
             lower: BinaryHeap::new(),
         }
+    }
+
+    /// Makes the lowest waiting bucket current; false when none is left.
+    fn next_bucket(&mut self) -> bool {
+        let Some(Reverse(rank)) = self.waiting_ranks.pop() else {
+            return false;
+        };
+        let slot = std::mem::take(&mut self.bucket_of_rank[rank as usize]) - 1;
+        // The emptied current bucket keeps its memory for a later rank.
+        self.current.clear();
+        std::mem::swap(&mut self.current, &mut self.buckets[slot as usize]);
+        self.free_buckets.push(slot);
+        self.current.sort_unstable();
+        self.current_rank = rank;
+        self.cursor = 0;
+        true
     }
 }
 
 impl MergeQueue for BucketQueue {
     fn push(&mut self, rank: u32, position: u32) {
-        match self.buckets.get_mut(rank as usize) {
-            Some(bucket) if rank as usize > self.current_rank => bucket.push(position),
+        match self.bucket_of_rank.get_mut(rank as usize) {
+            Some(slot) if rank > self.current_rank => {
+                if *slot == 0 {
+                    *slot = 1 + self.free_buckets.pop().unwrap_or_else(|| {
+                        self.buckets.push(Vec::new());
+                        self.buckets.len() as u32 - 1
+                    });
+                    self.waiting_ranks.push(Reverse(rank));
+                }
+                self.buckets[*slot as usize - 1].push(position);
+            }
             _ => self.lower.push(Reverse((rank, position))),
         }
     }
 
     fn pop(&mut self) -> Option<(u32, u32)> {
-        while self.cursor == self.current.len() && self.current_rank + 1 < self.buckets.len() {
-            self.current_rank += 1;
-            self.current = std::mem::take(&mut self.buckets[self.current_rank]);
-            self.current.sort_unstable();
-            self.cursor = 0;
-        }
+        while self.cursor == self.current.len() && self.next_bucket() {}
         let from_bucket = self
             .current
             .get(self.cursor)
-            .map(|&pos| (self.current_rank as u32, pos));
+            .map(|&position| (self.current_rank, position));
         match (self.lower.peek().map(|Reverse(entry)| *entry), from_bucket) {
             (Some(low), Some(next)) if low <= next => self.lower.pop().map(|Reverse(e)| e),
             (_, Some(next)) => {
@@ -263,7 +295,11 @@ impl MergeQueue for BucketQueue {
                 Some(next)
             }
             (Some(_), None) => self.lower.pop().map(|Reverse(e)| e),
-            (None, None) => None,
+            (None, None) => {
+                // Empty: ready for the next window.
+                self.current_rank = 0;
+                None
+            }
         }
     }
 }
@@ -272,13 +308,103 @@ impl MergeQueue for BucketQueue {
 const BUCKET_MIN: usize = 1 << 14;
 
 fn encode_by_heap(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
+    if skip == u32::MAX && piece.len() > WINDOW + WINDOW_OVERLAP {
+        return encode_in_windows(vocab, piece, WINDOW, WINDOW_OVERLAP, out);
+    }
+    merge(
+        vocab,
+        piece,
+        skip,
+        &mut BucketQueue::new(vocab.rank_count()),
+        out,
+    )
+}
+
+/// Merges a piece with the queue that suits its length.
+fn merge(vocab: &Vocab, piece: &[u8], skip: u32, buckets: &mut BucketQueue, out: &mut Vec<u32>) {
     if piece.len() >= BUCKET_MIN {
-        let mut queue = BucketQueue::new(vocab.rank_count());
-        merge_linked(vocab, piece, skip, &mut queue, out)
+        merge_linked(vocab, piece, skip, buckets, out)
     } else {
         let mut queue = HeapQueue(BinaryHeap::with_capacity(piece.len()));
         merge_linked(vocab, piece, skip, &mut queue, out)
     }
+}
+
+/// Pieces longer than a window and its overlap are encoded window by window
+/// (in bytes), so that the merge state of a megabyte piece stays in cache.
+const WINDOW: usize = 1 << 16;
+const WINDOW_OVERLAP: usize = 1 << 12;
+/// Seams that may move back before a piece is merged whole instead.
+const SEAM_RETRIES: usize = 8;
+
+/// Encodes a very long piece window by window, exactly. BPE's answer is the
+/// only way to cut a piece into tokens that each encode to themselves and
+/// whose every adjacent pair `a, b` encodes to exactly `[a, b]`
+/// ([`pair_is_stable`]): had the whole piece's merging ever joined bytes
+/// across one of the cuts, the first such merge would also happen when
+/// merging the two tokens beside it alone. Each window's answer has both
+/// properties, so only the seams need a check. A window's last `overlap`
+/// bytes are encoded but not kept: merges there lack their right-hand
+/// context. A seam that fails check moves back one token; after
+/// `SEAM_RETRIES` the whole piece is merged in one go.
+fn encode_in_windows(
+    vocab: &Vocab,
+    piece: &[u8],
+    window: usize,
+    overlap: usize,
+    out: &mut Vec<u32>,
+) {
+    let first = out.len();
+    let mut start = 0;
+    let mut ids = Vec::new();
+    let mut buckets = BucketQueue::new(vocab.rank_count());
+    let mut retries = 0;
+    while start < piece.len() {
+        let end = (start + window + overlap).min(piece.len());
+        ids.clear();
+        merge(vocab, &piece[start..end], u32::MAX, &mut buckets, &mut ids);
+        if out.len() > first && !pair_is_stable(vocab, out[out.len() - 1], ids[0]) {
+            retries += 1;
+            if retries > SEAM_RETRIES {
+                out.truncate(first);
+                return merge(vocab, piece, u32::MAX, &mut buckets, out);
+            }
+            let back = out.pop().expect("a token of this piece");
+            start -= token_len(vocab, back);
+            continue;
+        }
+        let mut kept = 0;
+        for &id in &ids {
+            let len = token_len(vocab, id);
+            if end < piece.len() && kept > 0 && kept + len > window {
+                break;
+            }
+            out.push(id);
+            kept += len;
+        }
+        start += kept;
+    }
+}
+
+fn token_len(vocab: &Vocab, id: u32) -> usize {
+    vocab.token(id).map_or(0, <[u8]>::len)
+}
+
+/// Whether the bytes of `left` and `right` together merge to exactly these
+/// two tokens.
+fn pair_is_stable(vocab: &Vocab, left: u32, right: u32) -> bool {
+    let (Some(l), Some(r)) = (vocab.token(left), vocab.token(right)) else {
+        return false;
+    };
+    let mut ids = Vec::with_capacity(2);
+    merge(
+        vocab,
+        &[l, r].concat(),
+        u32::MAX,
+        &mut BucketQueue::new(0),
+        &mut ids,
+    );
+    ids == [left, right]
 }
 
 /// A symbol of a long piece, named by the byte position where it starts:
@@ -508,6 +634,9 @@ pub struct PieceCache<'t> {
     table: Vec<Slot>,
     /// Occupied slots of `table`.
     filled: usize,
+    /// Lookups, and those that missed, since the table last grew or was cleared.
+    lookups: usize,
+    misses: usize,
     /// Ids of the table's pieces that have more than three.
     store: Vec<u32>,
     long: FxHashMap<&'t [u8], (u32, u32)>,
@@ -547,6 +676,7 @@ impl<'t> PieceCache<'t> {
             return self.encode_long(vocab, piece, out);
         }
         let key = packed_key(piece);
+        self.lookups += 1;
         let mask = self.table.len() - 1;
         let mut at = home(key, self.table.len());
         loop {
@@ -581,18 +711,24 @@ impl<'t> PieceCache<'t> {
     ) {
         let before = out.len();
         encode_piece(vocab, piece, out);
+        self.misses += 1;
         // At most 5/8 full: probes stay short.
         let full = (self.filled + 1) * 8 > self.table.len() * 5;
         if full {
-            if self.table.len() < TABLE_MAX_SLOTS {
+            // Grow while most lookups hit. Text whose pieces rarely repeat
+            // (random letters) would only push a larger table out of the
+            // cache, and a table full at the largest size must stay bounded
+            // (and so its store: at most 15 ids a piece): both start over.
+            let mostly_hits = self.lookups > 2 * self.misses;
+            if self.table.len() < TABLE_MAX_SLOTS && mostly_hits {
                 self.grow();
             } else {
-                // Full at the largest size: start over (rare; keeps memory
-                // bounded, and so the store: at most 15 ids a piece).
                 self.table.fill(Slot::default());
                 self.filled = 0;
                 self.store.clear();
             }
+            self.lookups = 0;
+            self.misses = 0;
         }
         let ids = &out[before..];
         let mut slot = Slot {
@@ -835,6 +971,114 @@ mod tests {
             &mut short,
         );
         assert_eq!(scan, short);
+    }
+
+    /// A random vocabulary over the bytes `a`, `b`, `c`: random merges of
+    /// existing tokens (any order of ranks, some bytes made twice), or for
+    /// tiktoken's rule random tokens in random id order.
+    fn random_vocab(rng: &mut crate::rng::Rng, token_ids: bool) -> Vocab {
+        let pick = |rng: &mut crate::rng::Rng, n: usize| (rng.next_u64() % n as u64) as usize;
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        if token_ids {
+            for _ in 0..40 {
+                let len = 2 + pick(rng, 5);
+                let token: Vec<u8> = (0..len).map(|_| b"abc"[pick(rng, 3)]).collect();
+                if !tokens.contains(&token) {
+                    tokens.push(token);
+                }
+            }
+            let tokens = tokens.into_iter().map(Some).collect();
+            return Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
+        }
+        let mut merges = Vec::new();
+        let mut usable: Vec<u32> = b"abc".iter().map(|&b| b as u32).collect();
+        for _ in 0..60 {
+            let (l, r) = (
+                usable[pick(rng, usable.len())],
+                usable[pick(rng, usable.len())],
+            );
+            if merges.contains(&(l, r)) {
+                continue;
+            }
+            let joined = [&tokens[l as usize][..], &tokens[r as usize][..]].concat();
+            let id = match tokens.iter().position(|t| *t == joined) {
+                Some(id) => id as u32,
+                None => {
+                    tokens.push(joined);
+                    tokens.len() as u32 - 1
+                }
+            };
+            merges.push((l, r));
+            if tokens[id as usize].len() <= 6 && !usable.contains(&id) {
+                usable.push(id);
+            }
+        }
+        let tokens = tokens.into_iter().map(Some).collect();
+        Vocab::new(tokens, Ranking::Merges(merges), vec![]).unwrap()
+    }
+
+    #[test]
+    fn windows_agree_with_merging_whole_on_random_vocabularies() {
+        let mut rng = crate::rng::Rng::new(7);
+        let mut naive_wrong = 0;
+        for case in 0..400 {
+            let vocab = random_vocab(&mut rng, case % 2 == 1);
+            let len = 50 + (rng.next_u64() % 600) as usize;
+            // Long runs of one byte now and then: the hardest seams.
+            let text: Vec<u8> = (0..len)
+                .map(|i| match (case / 2) % 3 {
+                    0 => b"abc"[(rng.next_u64() % 3) as usize],
+                    1 => b"ab"[(rng.next_u64() % 2) as usize],
+                    _ => b"aab"[(i / 7 + rng.next_u64() as usize % 2) % 3],
+                })
+                .collect();
+            let mut whole = Vec::new();
+            merge(
+                &vocab,
+                &text,
+                u32::MAX,
+                &mut BucketQueue::new(vocab.rank_count()),
+                &mut whole,
+            );
+            for (window, overlap) in [(3, 0), (5, 1), (8, 0), (13, 4), (40, 16), (64, 64)] {
+                let mut windows = vec![9];
+                encode_in_windows(&vocab, &text, window, overlap, &mut windows);
+                assert_eq!(windows[0], 9);
+                assert_eq!(
+                    windows[1..],
+                    whole[..],
+                    "case {case}, window {window}+{overlap}"
+                );
+                // How often the exactness checks had work to do.
+                let mut first_try = Vec::new();
+                let mut start = 0;
+                while start < text.len() {
+                    let end = (start + window + overlap).min(text.len());
+                    let mut ids = Vec::new();
+                    merge(
+                        &vocab,
+                        &text[start..end],
+                        u32::MAX,
+                        &mut BucketQueue::new(0),
+                        &mut ids,
+                    );
+                    let mut kept = 0;
+                    for &id in &ids {
+                        let len = token_len(&vocab, id);
+                        if end < text.len() && kept > 0 && kept + len > window {
+                            break;
+                        }
+                        first_try.push(id);
+                        kept += len;
+                    }
+                    start += kept;
+                }
+                naive_wrong += usize::from(first_try != whole);
+            }
+        }
+        // Without the seam checks, naive windows would often be wrong.
+        eprintln!("naive windows wrong in {naive_wrong} of 2400 runs");
+        assert!(naive_wrong > 200, "{naive_wrong}");
     }
 
     #[test]
