@@ -292,6 +292,23 @@ def test_random_token_concatenations(pair):
         assert_same_ids(pair.tok, pair.enc, text, f"{pair.name} on a token run")
 
 
+def test_giant_pieces_merged_in_windows(pair):
+    """Pieces over 68 KB are merged window by window, the seams checked; a
+    few hundred KB of the inputs that make one giant piece, as tiktoken does."""
+    rng = random.Random(5)
+    n = 300_000
+    texts = {
+        '"a" * n': "a" * n,
+        "a whitespace run": "".join(rng.choice(" \t\n\r") for _ in range(n)),
+        "one CJK character": "\u4e2d" * (n // 3),
+        '"^" * n': "^" * n,
+        "a token run": "".join(_concatenations(pair.tok, seed=11, count=60)).replace(" ", ""),
+        "letters": "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n)),
+    }
+    for what, text in texts.items():
+        assert_same_ids(pair.tok, pair.enc, text, f"{pair.name} on {what}")
+
+
 def test_special_token_contract(pair):
     tok, enc = pair.tok, pair.enc
     specials = sorted(tok.special_tokens, key=tok.special_tokens.get)
