@@ -28,6 +28,7 @@ from bench_harness import (
     log,
     md_table,
     nproc,
+    one_cpu,
     plural,
     race,
     status_note,
@@ -212,7 +213,9 @@ def encode_groups(
     return groups
 
 
-def render_encode(groups: list[list[Row]], encoders_seen: dict[str, str], rounds: int) -> str:
+def render_encode(
+    groups: list[list[Row]], encoders_seen: dict[str, str], rounds: int, pinned: bool
+) -> str:
     table = []
     for group in groups:
         tk = next((r for r in group if r.tool == "tiktoken"), None)
@@ -254,8 +257,14 @@ def render_encode(groups: list[list[Row]], encoders_seen: dict[str, str], rounds
         right={3, 4, 5, 6, 7},
     )
     calls = "; ".join(f"{tool}: {call}" for tool, call in encoders_seen.items())
+    pinned_note = (
+        ", the calling thread pinned to one CPU (so a tool that starts threads of its own "
+        "for one call, such as tokie, also runs on one core)"
+        if pinned
+        else ", without CPU pinning (not available here)"
+    )
     return (
-        out + f"\n\nOne thread, median of {rounds} rounds. "
+        out + f"\n\nOne thread, median of {rounds} rounds{pinned_note}. "
         '"× tiktoken" and "× fastest peer" = that tool\'s median time / this row\'s '
         "(above 1: this row is faster); the fastest peer is the fastest non-bytepair row of the "
         'group whose ids are identical. "whole text" encodes the slice as one string; "docs" '
@@ -853,6 +862,7 @@ def run(args, ctx, suites: set[str], results: Results) -> None:
     calls: dict[str, str] = {}
     notes: dict[str, str] = {}
     pool = ThreadPoolExecutor(nproc())
+    pinned = None
     for encoding in ENCODINGS:
         log(f"loading the {encoding} encoders")
         encoders = build_encoders(ctx.data, encoding, ctx.workdir)
@@ -867,7 +877,8 @@ def run(args, ctx, suites: set[str], results: Results) -> None:
         for name in CORPORA:
             corpus = ctx.corpus(name)
             if "encode" in suites:
-                enc_groups += encode_groups(args, encoding, corpus, encoders, truth, results)
+                with one_cpu() as pinned:
+                    enc_groups += encode_groups(args, encoding, corpus, encoders, truth, results)
             if "batch" in suites:
                 batch_groups.append(
                     batch_group(args, encoding, corpus, encoders, truth, results, pool)
@@ -882,7 +893,8 @@ def run(args, ctx, suites: set[str], results: Results) -> None:
 
     tools = "; ".join(f"{tool}: {note}" for tool, note in notes.items())
     if "encode" in suites:
-        body = render_encode(enc_groups, calls, args.rounds) + f"\n\nTools — {tools}."
+        body = render_encode(enc_groups, calls, args.rounds, pinned is not None)
+        body += f"\n\nTools — {tools}."
         results.sections.append(Section("Encoding, one thread", body))
         results.targets += encode_targets(enc_groups)
         results.checks.append(ids_line("encode", enc_groups))

@@ -11,6 +11,7 @@ import resource
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -194,6 +195,24 @@ def fmt_size(n_bytes: float) -> str:
 # ---------------------------------------------------------------------------
 # Timing
 # ---------------------------------------------------------------------------
+
+
+@contextmanager
+def one_cpu():
+    """Pins the calling thread to one CPU (Linux) for a one-thread suite:
+    threads that a tool starts inherit the pinning, so a tool that spreads one
+    call over threads of its own gets one core like the rest. Yields the CPU,
+    or None where affinity cannot be set."""
+    try:
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(before)})
+    except (AttributeError, OSError):
+        yield None
+        return
+    try:
+        yield min(before)
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any, float]:
