@@ -311,19 +311,21 @@ fn encode_by_heap(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
     if skip == u32::MAX && piece.len() > WINDOW + WINDOW_OVERLAP {
         return encode_in_windows(vocab, piece, WINDOW, WINDOW_OVERLAP, out);
     }
-    merge(
-        vocab,
-        piece,
-        skip,
-        &mut BucketQueue::new(vocab.rank_count()),
-        out,
-    )
+    merge(vocab, piece, skip, &mut None, out)
 }
 
-/// Merges a piece with the queue that suits its length.
-fn merge(vocab: &Vocab, piece: &[u8], skip: u32, buckets: &mut BucketQueue, out: &mut Vec<u32>) {
+/// Merges a piece with the queue that suits its length; `buckets` keeps a
+/// bucket queue for reuse, made when first needed (it has a slot per rank).
+fn merge(
+    vocab: &Vocab,
+    piece: &[u8],
+    skip: u32,
+    buckets: &mut Option<BucketQueue>,
+    out: &mut Vec<u32>,
+) {
     if piece.len() >= BUCKET_MIN {
-        merge_linked(vocab, piece, skip, buckets, out)
+        let queue = buckets.get_or_insert_with(|| BucketQueue::new(vocab.rank_count()));
+        merge_linked(vocab, piece, skip, queue, out)
     } else {
         let mut queue = HeapQueue(BinaryHeap::with_capacity(piece.len()));
         merge_linked(vocab, piece, skip, &mut queue, out)
@@ -357,7 +359,7 @@ fn encode_in_windows(
     let first = out.len();
     let mut start = 0;
     let mut ids = Vec::new();
-    let mut buckets = BucketQueue::new(vocab.rank_count());
+    let mut buckets = None;
     let mut retries = 0;
     while start < piece.len() {
         let end = (start + window + overlap).min(piece.len());
@@ -397,13 +399,7 @@ fn pair_is_stable(vocab: &Vocab, left: u32, right: u32) -> bool {
         return false;
     };
     let mut ids = Vec::with_capacity(2);
-    merge(
-        vocab,
-        &[l, r].concat(),
-        u32::MAX,
-        &mut BucketQueue::new(0),
-        &mut ids,
-    );
+    merge(vocab, &[l, r].concat(), u32::MAX, &mut None, &mut ids);
     ids == [left, right]
 }
 
@@ -715,12 +711,14 @@ impl<'t> PieceCache<'t> {
         // At most 5/8 full: probes stay short.
         let full = (self.filled + 1) * 8 > self.table.len() * 5;
         if full {
-            // Grow while most lookups hit. Text whose pieces rarely repeat
-            // (random letters) would only push a larger table out of the
-            // cache, and a table full at the largest size must stay bounded
-            // (and so its store: at most 15 ids a piece): both start over.
+            // Past the starting sizes, grow only while most lookups hit:
+            // for text whose pieces rarely repeat (random letters) a larger
+            // table would only leave the CPU cache. That table, and one full
+            // at the largest size (bounded, and so is its store: at most 15
+            // ids a piece), start over.
             let mostly_hits = self.lookups > 2 * self.misses;
-            if self.table.len() < TABLE_MAX_SLOTS && mostly_hits {
+            let may_grow = self.table.len() < TABLE_START_MAX || mostly_hits;
+            if self.table.len() < TABLE_MAX_SLOTS && may_grow {
                 self.grow();
             } else {
                 self.table.fill(Slot::default());
@@ -1033,13 +1031,7 @@ mod tests {
                 })
                 .collect();
             let mut whole = Vec::new();
-            merge(
-                &vocab,
-                &text,
-                u32::MAX,
-                &mut BucketQueue::new(vocab.rank_count()),
-                &mut whole,
-            );
+            merge(&vocab, &text, u32::MAX, &mut None, &mut whole);
             for (window, overlap) in [(3, 0), (5, 1), (8, 0), (13, 4), (40, 16), (64, 64)] {
                 let mut windows = vec![9];
                 encode_in_windows(&vocab, &text, window, overlap, &mut windows);
@@ -1055,13 +1047,7 @@ mod tests {
                 while start < text.len() {
                     let end = (start + window + overlap).min(text.len());
                     let mut ids = Vec::new();
-                    merge(
-                        &vocab,
-                        &text[start..end],
-                        u32::MAX,
-                        &mut BucketQueue::new(0),
-                        &mut ids,
-                    );
+                    merge(&vocab, &text[start..end], u32::MAX, &mut None, &mut ids);
                     let mut kept = 0;
                     for &id in &ids {
                         let len = token_len(&vocab, id);
