@@ -74,6 +74,10 @@ def ray_session(address: Optional[str] = None) -> Iterator[Any]:
         ray.shutdown()
 
 
+# How long a failed run waits for the tasks it cancelled to stop.
+CANCEL_WAIT_SECONDS = 60
+
+
 def _gather(ray: Any, work: dict, bar: Any = None) -> list:
     """The results of the task refs ``work`` (ref -> progress weight), in its
     order. A failed task cancels the rest and re-raises its own exception."""
@@ -89,6 +93,10 @@ def _gather(ray: Any, work: dict, bar: Any = None) -> list:
     except BaseException as e:
         for ref in pending:
             ray.cancel(ref)
+        if pending:
+            # A running task may only stop when it next runs Python code:
+            # wait, so that none writes after the caller has cleaned up.
+            ray.wait(pending, num_returns=len(pending), timeout=CANCEL_WAIT_SECONDS)
         cause = getattr(e, "cause", None)
         if isinstance(e, ray.exceptions.RayTaskError) and isinstance(cause, BaseException):
             # Ray's wrapper carries the remote traceback in its message; the
