@@ -52,6 +52,7 @@ EXTRA_SUITES = ("scale",)  # run only when named (it takes about as long as all 
 
 DEFAULTS = dict(
     rounds=5,
+    batch_rounds=11,
     encode_mb=3.0,
     tiny_reps=10,
     worst_small_kb=100.0,
@@ -77,6 +78,7 @@ DEFAULTS = dict(
 )
 QUICK = dict(
     rounds=1,
+    batch_rounds=1,
     encode_mb=0.2,
     tiny_reps=1,
     worst_small_kb=10.0,
@@ -200,6 +202,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--rounds", type=int, help="timed rounds per row, the median is reported (default 5)"
     )
     p.add_argument(
+        "--batch-rounds",
+        type=int,
+        help="timed rounds per row of the batch suite (default 11: its rows take tens of "
+        "milliseconds, and the two-thread ratios need more samples on a noisy machine)",
+    )
+    p.add_argument(
         "--encode-mb", type=float, help="MB of each corpus to encode and decode (default 3)"
     )
     p.add_argument(
@@ -312,7 +320,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     for key, value in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
-    if args.rounds < 1 or args.train_rounds < 1:
+    if min(args.rounds, args.batch_rounds, args.train_rounds) < 1:
         p.error("rounds must be at least 1")
     if args.scale_mb <= 0 or args.scale_hf_mb <= 0 or args.scale_max_memory <= 0:
         p.error("--scale-mb, --scale-hf-mb and --scale-max-memory must be positive")

@@ -40,6 +40,7 @@ CHUNK_CHARS = 32_000  # batch texts: documents cut at blank lines into pieces of
 # The call whose speed-up shows that the GIL is released: each thread encodes every
 # n-th text, so Python's per-task machinery (futures, queue, wake-ups) is not what is timed.
 SHARE_CALL = "every n-th text each"
+ORDINALS = {2: "second", 3: "third"}
 TINY_BYTES = 50
 TINY_COUNT = 1000
 
@@ -445,7 +446,7 @@ def batch_group(
                 True,
                 to_lists=e.batch_to_lists,
             )
-    race(group, args.rounds, f"batch {what}")
+    race(group, args.batch_rounds, f"batch {what}")
     return group
 
 
@@ -499,7 +500,8 @@ def render_batch(groups: list[list[Row]], rounds: int) -> str:
         f'"encode_ordinary from {threads} Python threads": a ThreadPoolExecutor (created '
         "before timing) either maps encode_ordinary over the texts (one call a task: with "
         "texts this small, Python's per-task machinery under the GIL weighs in) or gives "
-        f"each of {threads} tasks every {threads}th text ({SHARE_CALL!r}: the check that the "
+        f"each of {threads} tasks every {ORDINALS.get(threads, f'{threads}th')} text "
+        f"({SHARE_CALL!r}: the check that the "
         "GIL is released during encoding, else it would be no faster than one thread). "
         '"cores busy" = the process\'s CPU time / wall time during the rounds.'
     )
@@ -926,7 +928,7 @@ def run(args, ctx, suites: set[str], results: Results) -> None:
         results.targets += encode_targets(enc_groups)
         results.checks.append(ids_line("encode", enc_groups))
     if "batch" in suites:
-        body = render_batch(batch_groups, args.rounds)
+        body = render_batch(batch_groups, args.batch_rounds)
         if tiny:
             body += "\n\n**Small inputs**\n\n" + render_tiny(tiny, args.rounds)
         results.sections.append(Section(f"Encoding, batch ({nproc()} threads)", body))
