@@ -65,6 +65,18 @@ def test_tokenizer_is_shared_by_threads():
     assert all(b == expected for b in batches)
 
 
+def test_many_tokenizers_on_one_thread():
+    """Each thread keeps the ints of a few vocabularies; more take turns."""
+    toks = [bytepair.train([TEXT], 260 + 6 * k, progress=False) for k in range(6)]
+    texts = [TEXT[:500], TEXT[500:1500]]
+    expected = [[tok.encode_ordinary(t) for t in texts] for tok in toks]
+    for _ in range(3):
+        for tok, want in zip(toks, expected):
+            assert [tok.encode_ordinary(t) for t in texts] == want
+            assert tok.encode_ordinary_batch(texts) == want
+    assert len({tuple(e[1]) for e in expected}) == 6  # six different vocabularies
+
+
 def test_pickle_and_deepcopy_keep_the_tokenizer():
     tok = bytepair.train([TEXT], 400, special_tokens=["<s>"], progress=False)
     for clone in (pickle.loads(pickle.dumps(tok)), copy.deepcopy(tok), copy.copy(tok)):

@@ -2,7 +2,9 @@
 //! out (`str`, `bytes`, `list[int]`), the GIL released for real work, frozen
 //! classes, every core error and every panic turned into a Python exception.
 
+use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -140,29 +142,68 @@ struct CoreBPE {
     ints: IdInts,
 }
 
-/// One Python int per id of a vocabulary, made on first use: a list of ids
-/// then costs a reference count per id instead of allocating an int each.
+/// Python ints for the ids of a vocabulary, made on first use: a list of
+/// ids then costs a reference count per id instead of allocating an int
+/// each. Each thread keeps its own ints: when two threads shared them, every
+/// list one of them built first pulled the reference counts it writes out of
+/// the other core's cache, and lists from two threads came out barely faster
+/// than from one.
 struct IdInts {
     size: usize,
-    ints: OnceLock<Vec<Py<PyInt>>>,
+    /// Names this vocabulary's table in a thread's tables (never reused).
+    key: u64,
+}
+
+/// The int tables a thread keeps, the most recently made last: a few, so
+/// that a long-lived thread that meets many vocabularies stays bounded.
+const INT_TABLES_PER_THREAD: usize = 4;
+
+type IntTable = Vec<Option<Py<PyInt>>>;
+
+thread_local! {
+    static INT_TABLES: RefCell<Vec<(u64, IntTable)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl IdInts {
     fn new(size: usize) -> Self {
+        static NEXT_KEY: AtomicU64 = AtomicU64::new(0);
         Self {
             size,
-            ints: OnceLock::new(),
+            key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
         }
     }
 
-    /// `ids` (all below the vocabulary size) as a list of the shared ints.
+    /// `ids` (all below the vocabulary size) as a list of this thread's ints.
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints.get_or_init(|| {
-            (0..self.size as u32)
-                .map(|id| id.into_pyobject(py).map(Bound::unbind).expect("an int"))
-                .collect()
-        });
-        PyList::new(py, ids.iter().map(|&id| ints[id as usize].bind(py)))
+        INT_TABLES.with(|tables| {
+            // Building a list may collect garbage, whose finalizers may encode
+            // on this thread: that inner call makes its ints afresh.
+            let Ok(mut tables) = tables.try_borrow_mut() else {
+                return PyList::new(py, ids);
+            };
+            let at = match tables.iter().position(|(key, _)| *key == self.key) {
+                Some(at) => at,
+                None => {
+                    if tables.len() == INT_TABLES_PER_THREAD {
+                        tables.remove(0);
+                    }
+                    let mut table = IntTable::new();
+                    table.resize_with(self.size, || None);
+                    tables.push((self.key, table));
+                    tables.len() - 1
+                }
+            };
+            let table = &mut tables[at].1;
+            PyList::new(
+                py,
+                ids.iter().map(|&id| {
+                    table[id as usize]
+                        .get_or_insert_with(|| id.into_pyobject(py).expect("an int").unbind())
+                        .bind(py)
+                        .clone()
+                }),
+            )
+        })
     }
 }
 
