@@ -375,17 +375,24 @@ fn encode_in_windows(
             start -= token_len(vocab, back);
             continue;
         }
-        let mut kept = 0;
-        for &id in &ids {
-            let len = token_len(vocab, id);
-            if end < piece.len() && kept > 0 && kept + len > window {
-                break;
-            }
-            out.push(id);
-            kept += len;
-        }
-        start += kept;
+        let (count, bytes) = kept_of_window(vocab, &ids, window, end == piece.len());
+        out.extend_from_slice(&ids[..count]);
+        start += bytes;
     }
+}
+
+/// How many of a window's ids to keep, and their bytes: those within its
+/// first `window` bytes (at least one), or all of them in the piece's last.
+fn kept_of_window(vocab: &Vocab, ids: &[u32], window: usize, last: bool) -> (usize, usize) {
+    let mut bytes = 0;
+    for (count, &id) in ids.iter().enumerate() {
+        let len = token_len(vocab, id);
+        if !last && count > 0 && bytes + len > window {
+            return (count, bytes);
+        }
+        bytes += len;
+    }
+    (ids.len(), bytes)
 }
 
 fn token_len(vocab: &Vocab, id: u32) -> usize {
@@ -1048,16 +1055,9 @@ mod tests {
                     let end = (start + window + overlap).min(text.len());
                     let mut ids = Vec::new();
                     merge(&vocab, &text[start..end], u32::MAX, &mut None, &mut ids);
-                    let mut kept = 0;
-                    for &id in &ids {
-                        let len = token_len(&vocab, id);
-                        if end < text.len() && kept > 0 && kept + len > window {
-                            break;
-                        }
-                        first_try.push(id);
-                        kept += len;
-                    }
-                    start += kept;
+                    let (count, bytes) = kept_of_window(&vocab, &ids, window, end == text.len());
+                    first_try.extend_from_slice(&ids[..count]);
+                    start += bytes;
                 }
                 naive_wrong += usize::from(first_try != whole);
             }
