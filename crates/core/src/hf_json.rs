@@ -13,23 +13,47 @@
 
 use std::fmt::Write as _;
 
+use hashbrown::hash_table::{Entry, HashTable};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+
+use crate::token_table::hash_of;
 
 /// A document whose `model.vocab` and `model.merges` were taken out.
 pub struct BpeDocument {
     /// The document without `model.vocab` and `model.merges`, as JSON text.
     pub rest: String,
-    vocab: FxHashMap<String, u32>,
-    merges: Vec<(String, String)>,
+    vocab: VocabTable,
+    merges: MergeList,
 }
 
 /// A model's tables as ids: what `formats.byte_level.model_from_tables` makes.
 pub struct ByteLevelTables {
-    pub tokens: Vec<Option<Vec<u8>>>,
+    /// Every token's bytes, end to end.
+    bytes: Vec<u8>,
+    /// Where in `bytes` each id's token is (None: an unused id).
+    ranges: Vec<Option<(usize, usize)>>,
     pub merges: Vec<(u32, u32)>,
+}
+
+impl ByteLevelTables {
+    /// The bytes of each id (None: unused), in id order.
+    pub fn tokens(&self) -> impl Iterator<Item = Option<&[u8]>> {
+        self.ranges
+            .iter()
+            .map(|r| r.map(|(a, b)| &self.bytes[a..b]))
+    }
+
+    /// Gives `id` the bytes pushed since `start`; None when it already has some.
+    fn close(&mut self, id: u32, start: usize) -> Option<()> {
+        let range = (start, self.bytes.len());
+        self.ranges[id as usize]
+            .replace(range)
+            .is_none()
+            .then_some(())
+    }
 }
 
 /// Entries of a JSON object in file order, values unparsed; None on a repeated key.
@@ -58,8 +82,35 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for RawEntries<'a> {
     }
 }
 
-/// `model.vocab`: text -> id, None on a repeated key or an id that is not a u32.
-struct VocabTable(Option<FxHashMap<String, u32>>);
+/// `model.vocab`: its keys end to end in one buffer (not a string a key)
+/// with their ids, in file order. A repeated key or an id that is not a u32
+/// is a parse error, which sends the file to the slow path.
+#[derive(Default)]
+struct VocabTable {
+    text: String,
+    /// The key (`text[start..end]`) and id of each entry.
+    entries: Vec<(u32, u32, u32)>,
+    /// Indices into `entries`, found by key.
+    by_key: HashTable<u32>,
+}
+
+impl VocabTable {
+    fn key(&self, entry: u32) -> &str {
+        let (start, end, _) = self.entries[entry as usize];
+        &self.text[start as usize..end as usize]
+    }
+
+    fn get(&self, key: &str) -> Option<u32> {
+        let entry = self
+            .by_key
+            .find(hash_of(key.as_bytes()), |&e| self.key(e) == key)?;
+        Some(self.entries[*entry as usize].2)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
+        (0..self.entries.len() as u32).map(|e| (self.key(e), self.entries[e as usize].2))
+    }
+}
 
 impl<'de> serde::Deserialize<'de> for VocabTable {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -70,25 +121,96 @@ impl<'de> serde::Deserialize<'de> for VocabTable {
                 f.write_str("a JSON object")
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                let mut vocab = FxHashMap::default();
-                vocab.reserve(map.size_hint().unwrap_or(0));
-                let mut regular = true;
-                while let Some((key, id)) = map.next_entry::<String, serde_json::Value>()? {
-                    match id.as_u64().and_then(|id| u32::try_from(id).ok()) {
-                        Some(id) if regular => regular = vocab.insert(key, id).is_none(),
-                        _ => regular = false,
+                use serde::de::Error;
+                let mut vocab = VocabTable::default();
+                let expected = map.size_hint().unwrap_or(0);
+                vocab.entries.reserve(expected);
+                vocab.by_key.reserve(expected, |_| 0);
+                let too_long = || M::Error::custom("a vocabulary of 4 GiB");
+                loop {
+                    let start = u32::try_from(vocab.text.len()).map_err(|_| too_long())?;
+                    if map.next_key_seed(Side(&mut vocab.text))?.is_none() {
+                        return Ok(vocab);
+                    }
+                    let end = u32::try_from(vocab.text.len()).map_err(|_| too_long())?;
+                    let id = u32::try_from(map.next_value::<u64>()?)
+                        .map_err(|_| M::Error::custom("an id beyond u32"))?;
+                    let entry = vocab.entries.len() as u32;
+                    vocab.entries.push((start, end, id));
+                    let VocabTable {
+                        text,
+                        entries,
+                        by_key,
+                    } = &mut vocab;
+                    let key_of = |e: u32| {
+                        let (start, end, _) = entries[e as usize];
+                        &text[start as usize..end as usize]
+                    };
+                    let key = key_of(entry);
+                    match by_key.entry(
+                        hash_of(key.as_bytes()),
+                        |&e| key_of(e) == key,
+                        |&e| hash_of(key_of(e).as_bytes()),
+                    ) {
+                        Entry::Occupied(_) => return Err(M::Error::custom("a repeated key")),
+                        Entry::Vacant(slot) => {
+                            slot.insert(entry);
+                        }
                     }
                 }
-                Ok(VocabTable(regular.then_some(vocab)))
             }
         }
         deserializer.deserialize_map(V)
     }
 }
 
-/// `model.merges`: "left right" strings or ["left", "right"] pairs; None otherwise.
-struct MergeList(Option<Vec<(String, String)>>);
+/// `model.merges`, "left right" strings or ["left", "right"] pairs: both
+/// sides of every merge end to end in one buffer, rather than two strings a
+/// merge.
+#[derive(Default)]
+struct MergeList {
+    text: String,
+    /// Merge `i` is `text[a..b]` + `text[b..c]` for `(a, b, c) = bounds[i]`.
+    bounds: Vec<(u32, u32, u32)>,
+}
 
+impl MergeList {
+    fn sides(&self, (a, b, c): (u32, u32, u32)) -> (&str, &str) {
+        (
+            &self.text[a as usize..b as usize],
+            &self.text[b as usize..c as usize],
+        )
+    }
+
+    /// Appends one merge's sides; false when one is empty (irregular).
+    fn push(&mut self, left: &str, right: &str) -> bool {
+        let start = self.text.len();
+        self.text.push_str(left);
+        let middle = self.text.len();
+        self.text.push_str(right);
+        self.close(start, middle)
+    }
+
+    /// Records the merge whose sides are `text[start..middle]` and
+    /// `text[middle..]`; false when one is empty (irregular).
+    fn close(&mut self, start: usize, middle: usize) -> bool {
+        let end = self.text.len();
+        match (
+            u32::try_from(start),
+            u32::try_from(middle),
+            u32::try_from(end),
+        ) {
+            (Ok(a), Ok(b), Ok(c)) if a < b && b < c => {
+                self.bounds.push((a, b, c));
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The merges array. Anything irregular in it is a parse error, which
+/// sends the file to the slow path like any other.
 impl<'de> serde::Deserialize<'de> for MergeList {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct V;
@@ -98,39 +220,81 @@ impl<'de> serde::Deserialize<'de> for MergeList {
                 f.write_str("a JSON array")
             }
             fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-                let mut merges = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                let mut regular = true;
-                while let Some(merge) = seq.next_element::<serde_json::Value>()? {
-                    match merge_parts(merge) {
-                        Some(pair) if regular => merges.push(pair),
-                        _ => regular = false,
-                    }
-                }
-                Ok(MergeList(regular.then_some(merges)))
+                let mut merges = MergeList::default();
+                merges.bounds.reserve(seq.size_hint().unwrap_or(0));
+                while seq.next_element_seed(OneMerge(&mut merges))?.is_some() {}
+                Ok(merges)
             }
         }
         deserializer.deserialize_seq(V)
     }
 }
 
-fn merge_parts(merge: serde_json::Value) -> Option<(String, String)> {
-    use serde_json::Value;
-    let (left, right) = match merge {
-        Value::String(line) => {
-            let mut parts = line.split(' ');
-            let (left, right) = (parts.next()?, parts.next()?);
-            if parts.next().is_some() {
-                return None;
-            }
-            (left.to_owned(), right.to_owned())
+fn irregular<E: serde::de::Error>() -> E {
+    E::custom("an irregular merge")
+}
+
+/// One merge, "left right" or ["left", "right"], appended to the list.
+struct OneMerge<'l>(&'l mut MergeList);
+
+impl<'de> DeserializeSeed<'de> for OneMerge<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OneMerge<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a merge")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, line: &str) -> Result<(), E> {
+        let mut parts = line.split(' ');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(left), Some(right), None) if self.0.push(left, right) => Ok(()),
+            _ => Err(irregular()),
         }
-        Value::Array(pair) => match <[Value; 2]>::try_from(pair).ok()? {
-            [Value::String(left), Value::String(right)] => (left, right),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    (!left.is_empty() && !right.is_empty()).then_some((left, right))
+    }
+
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
+        // Each side goes to the buffer as it is read (it may hold escapes).
+        let list = self.0;
+        let start = list.text.len();
+        seq.next_element_seed(Side(&mut list.text))?
+            .ok_or_else(irregular)?;
+        let middle = list.text.len();
+        seq.next_element_seed(Side(&mut list.text))?
+            .ok_or_else(irregular)?;
+        let more = seq.next_element::<serde::de::IgnoredAny>()?.is_some();
+        match !more && list.close(start, middle) {
+            true => Ok(()),
+            false => Err(irregular()),
+        }
+    }
+}
+
+/// A string appended to a buffer as it is read (it may hold escapes): one
+/// side of a ["left", "right"] merge, or a vocabulary key.
+struct Side<'t>(&'t mut String);
+
+impl<'de> DeserializeSeed<'de> for Side<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Side<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<(), E> {
+        self.0.push_str(text);
+        Ok(())
+    }
 }
 
 /// Split a `tokenizer.json` text; None unless it is an object whose `model`
@@ -154,11 +318,11 @@ pub fn split_document(text: &str) -> Option<BpeDocument> {
         for (model_key, model_value) in model.0? {
             match model_key.as_str() {
                 "vocab" => {
-                    vocab = serde_json::from_str::<VocabTable>(model_value.get())
-                        .ok()?
-                        .0
+                    vocab = Some(serde_json::from_str::<VocabTable>(model_value.get()).ok()?)
                 }
-                "merges" => merges = serde_json::from_str::<MergeList>(model_value.get()).ok()?.0,
+                "merges" => {
+                    merges = Some(serde_json::from_str::<MergeList>(model_value.get()).ok()?)
+                }
                 _ => kept.push(format!(
                     "{}:{}",
                     serde_json::to_string(&model_key).ok()?,
@@ -192,27 +356,29 @@ fn byte_level_chars() -> [u16; 512] {
     bytes
 }
 
-/// The bytes a byte-level text stands for; None when a character stands for none.
-fn byte_level_bytes(text: &str, chars: &[u16; 512]) -> Option<Vec<u8>> {
-    text.chars()
-        .map(|c| match chars.get(c as usize) {
-            Some(&byte) if byte < 256 => Some(byte as u8),
-            _ => None,
-        })
-        .collect()
+/// Appends the bytes a byte-level text stands for; None when a character
+/// stands for none, or the text is empty.
+fn push_byte_level_bytes(text: &str, chars: &[u16; 512], out: &mut Vec<u8>) -> Option<()> {
+    for c in text.chars() {
+        match chars.get(c as usize) {
+            Some(&byte) if byte < 256 => out.push(byte as u8),
+            _ => return None,
+        }
+    }
+    (!text.is_empty()).then_some(())
 }
 
 impl BpeDocument {
     pub fn len(&self) -> usize {
-        self.vocab.len()
+        self.vocab.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.vocab.is_empty()
+        self.vocab.entries.is_empty()
     }
 
     pub fn id(&self, key: &str) -> Option<u32> {
-        self.vocab.get(key).copied()
+        self.vocab.get(key)
     }
 
     /// The tables as ids, given the specials (text -> id, every one either in
@@ -222,63 +388,63 @@ impl BpeDocument {
         let chars = byte_level_chars();
         let size = self
             .vocab
-            .values()
-            .chain(specials.values())
+            .iter()
+            .map(|(_, id)| id)
+            .chain(specials.values().copied())
             .max()
-            .map_or(0, |&max| max as usize + 1);
-        let mut tokens: Vec<Option<Vec<u8>>> = vec![None; size];
-        let mut id_by_text: FxHashMap<&str, u32> = FxHashMap::default();
-        id_by_text.reserve(self.vocab.len());
+            .map_or(0, |max| max as usize + 1);
+        let mut tables = ByteLevelTables {
+            bytes: Vec::with_capacity(self.vocab.text.len()),
+            ranges: vec![None; size],
+            merges: Vec::new(),
+        };
         let mut single_bytes = [false; 256];
-        for (key, &id) in &self.vocab {
-            let token = match specials.get(key) {
+        let mut special_ids = FxHashSet::default();
+        for (key, id) in self.vocab.iter() {
+            let start = tables.bytes.len();
+            match specials.get(key) {
                 Some(&special_id) if special_id != id => return None,
-                Some(_) => key.as_bytes().to_vec(),
+                Some(_) => {
+                    tables.bytes.extend_from_slice(key.as_bytes());
+                    special_ids.insert(id);
+                }
                 None => {
-                    let bytes = byte_level_bytes(key, &chars).filter(|b| !b.is_empty())?;
-                    if let [byte] = bytes[..] {
+                    push_byte_level_bytes(key, &chars, &mut tables.bytes)?;
+                    if let [byte] = tables.bytes[start..] {
                         single_bytes[byte as usize] = true;
                     }
-                    id_by_text.insert(key, id);
-                    bytes
                 }
-            };
-            if tokens[id as usize].replace(token).is_some() {
-                return None;
             }
+            tables.close(id, start)?;
         }
         for (text, &id) in specials {
-            if !self.vocab.contains_key(text)
-                && tokens[id as usize]
-                    .replace(text.as_bytes().to_vec())
-                    .is_some()
-            {
-                return None;
+            if self.vocab.get(text).is_none() {
+                let start = tables.bytes.len();
+                tables.bytes.extend_from_slice(text.as_bytes());
+                tables.close(id, start)?;
             }
         }
         if single_bytes.contains(&false) {
             return None;
         }
+        let ordinary = |text: &str| self.vocab.get(text).filter(|id| !special_ids.contains(id));
         // Three string lookups a merge, each a cache miss: worth both cores.
-        let merges: Vec<(u32, u32)> = self
+        tables.merges = self
             .merges
+            .bounds
             .par_iter()
-            .map(|(left, right)| {
-                let mut joined = String::with_capacity(left.len() + right.len());
-                joined.push_str(left);
-                joined.push_str(right);
-                id_by_text.get(joined.as_str())?;
-                Some((
-                    *id_by_text.get(left.as_str())?,
-                    *id_by_text.get(right.as_str())?,
-                ))
+            .map(|&bounds| {
+                // Both sides end to end are the merge's result.
+                ordinary(&self.merges.text[bounds.0 as usize..bounds.2 as usize])?;
+                let (left, right) = self.merges.sides(bounds);
+                Some((ordinary(left)?, ordinary(right)?))
             })
             .collect::<Option<_>>()?;
         let mut seen = FxHashSet::default();
-        if !merges.iter().all(|&pair| seen.insert(pair)) {
+        if !tables.merges.iter().all(|&pair| seen.insert(pair)) {
             return None;
         }
-        Some(ByteLevelTables { tokens, merges })
+        Some(tables)
     }
 }
 
@@ -322,10 +488,12 @@ mod tests {
             .tables(&specials(&[("<s>", 257)]))
             .expect("regular tables");
         assert_eq!(tables.merges, vec![(b'a' as u32, b'b' as u32)]);
-        assert_eq!(tables.tokens[256].as_deref(), Some(&b"ab"[..]));
-        assert_eq!(tables.tokens[257].as_deref(), Some(&b"<s>"[..]));
-        assert_eq!(tables.tokens[10].as_deref(), Some(&b"\n"[..]));
-        assert_eq!(tables.tokens[32].as_deref(), Some(&b" "[..]));
+        let tokens: Vec<Option<&[u8]>> = tables.tokens().collect();
+        assert_eq!(tokens.len(), 258);
+        assert_eq!(tokens[256], Some(&b"ab"[..]));
+        assert_eq!(tokens[257], Some(&b"<s>"[..]));
+        assert_eq!(tokens[10], Some(&b"\n"[..]));
+        assert_eq!(tokens[32], Some(&b" "[..]));
     }
 
     #[test]

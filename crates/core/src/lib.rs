@@ -25,6 +25,7 @@ pub mod rng;
 pub mod scan;
 pub mod sentencepiece;
 pub mod special;
+mod token_table;
 pub mod tokenizer;
 pub mod unigram;
 pub mod vocab;

@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::special::SpecialTokens;
+use crate::token_table::{TableError, TokenTable};
 
 /// A pair of token ids packed into one hash key.
 #[inline]
@@ -33,10 +34,10 @@ pub enum Ranking {
 
 #[derive(Clone, Debug)]
 pub struct Vocab {
-    /// id -> bytes; an empty entry is an unused id (tiktoken vocabularies
-    /// leave gaps below their special tokens).
-    tokens: Vec<Vec<u8>>,
-    ids_by_bytes: FxHashMap<Box<[u8]>, u32>,
+    /// id -> bytes and back (specials are not found by their bytes); an
+    /// empty entry is an unused id (tiktoken vocabularies leave gaps below
+    /// their special tokens).
+    tokens: TokenTable,
     byte_ids: [u32; 256],
     ranking: Ranking,
     merge_rules: FxHashMap<u64, MergeRule>,
@@ -71,28 +72,52 @@ fn describe(bytes: &[u8]) -> String {
 
 impl Vocab {
     /// Builds and checks a vocabulary. `tokens[id]` is the bytes of `id`
-    /// (None: the id is unused); `special` maps text to id.
-    pub fn new(
-        tokens: Vec<Option<Vec<u8>>>,
+    /// (None or empty: the id is unused); `special` maps text to id.
+    pub fn new<T: AsRef<[u8]>>(
+        tokens: impl IntoIterator<Item = Option<T>>,
         ranking: Ranking,
         special: Vec<(String, u32)>,
     ) -> Result<Self> {
         let bad = |msg: String| Err(Error::InvalidVocabulary(msg));
+        let special_ids: FxHashMap<u32, &str> = special
+            .iter()
+            .map(|(text, id)| (*id, text.as_str()))
+            .collect();
+        let tokens = match TokenTable::new(tokens, |id| !special_ids.contains_key(&(id as u32))) {
+            Ok(tokens) => tokens,
+            Err(TableError::TooLarge) => {
+                return bad("the tokens hold 4 GiB of bytes or more".into())
+            }
+            Err(TableError::SameBytes(first, id, bytes)) => {
+                return bad(format!(
+                    "ids {first} and {id} have the same bytes {}",
+                    describe(&bytes)
+                ))
+            }
+        };
         let n = tokens.len();
         if n >= u32::MAX as usize {
             return bad(format!("{n} tokens is more than ids can address"));
         }
         let mut is_special = vec![false; n];
         for (text, id) in &special {
-            let Some(slot) = tokens.get(*id as usize) else {
+            if *id as usize >= n {
                 return bad(format!(
                     "special token {text:?} has id {id}, beyond the {n} ids"
                 ));
-            };
-            if slot.as_deref() != Some(text.as_bytes()) {
+            }
+            let slot = tokens.get(*id);
+            if text.is_empty() {
+                return bad(format!("special token id {id} is empty"));
+            }
+            if slot != text.as_bytes() {
                 return bad(format!(
                     "special token {text:?} has id {id}, but that id holds {}",
-                    slot.as_deref().map_or("nothing".into(), describe)
+                    if slot.is_empty() {
+                        "nothing".into()
+                    } else {
+                        describe(slot)
+                    }
                 ));
             }
             if std::mem::replace(&mut is_special[*id as usize], true) {
@@ -101,28 +126,10 @@ impl Vocab {
         }
         let special = SpecialTokens::new(special)?;
 
-        let mut ids_by_bytes: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
-        ids_by_bytes.reserve(n);
-        let mut table = Vec::with_capacity(n);
-        for (id, bytes) in tokens.into_iter().enumerate() {
-            let bytes = bytes.unwrap_or_default();
-            if !is_special[id] && !bytes.is_empty() {
-                if let Some(first) = ids_by_bytes.insert(bytes.clone().into(), id as u32) {
-                    return bad(format!(
-                        "ids {first} and {id} have the same bytes {}",
-                        describe(&bytes)
-                    ));
-                }
-            } else if bytes.is_empty() && is_special[id] {
-                return bad(format!("special token id {id} is empty"));
-            }
-            table.push(bytes);
-        }
-        let tokens = table;
         let mut byte_ids = [0u32; 256];
         for (b, slot) in byte_ids.iter_mut().enumerate() {
-            match ids_by_bytes.get(&[b as u8][..]) {
-                Some(&id) => *slot = id,
+            match tokens.id_of(&[b as u8]) {
+                Some(id) => *slot = id,
                 None => return bad(format!("no token for the single byte 0x{b:02X}")),
             }
         }
@@ -133,9 +140,11 @@ impl Vocab {
                 // Each rule needs a lookup of its joined bytes (a cache miss):
                 // made in parallel, then inserted in rank order so that the
                 // first problem by rank is the one reported.
-                let rule_of = |rank: usize, left: u32, right: u32| -> Result<(u64, MergeRule)> {
+                let rule_of = |joined: &mut Vec<u8>,
+                               (rank, &(left, right)): (usize, &(u32, u32))|
+                 -> Result<(u64, MergeRule)> {
                     for part in [left, right] {
-                        let usable = (part as usize) < n && !tokens[part as usize].is_empty();
+                        let usable = (part as usize) < n && !tokens.get(part).is_empty();
                         if !usable {
                             return Err(Error::InvalidVocabulary(format!(
                                 "merge rank {rank} names id {part}, which is not a token"
@@ -147,11 +156,13 @@ impl Vocab {
                             )));
                         }
                     }
-                    let joined = [&tokens[left as usize][..], &tokens[right as usize][..]].concat();
-                    let Some(&result) = ids_by_bytes.get(joined.as_slice()) else {
+                    joined.clear();
+                    joined.extend_from_slice(tokens.get(left));
+                    joined.extend_from_slice(tokens.get(right));
+                    let Some(result) = tokens.id_of(joined) else {
                         return Err(Error::InvalidVocabulary(format!(
                             "merge rank {rank} ({left} + {right}) makes {}, which is not a token",
-                            describe(&joined)
+                            describe(joined)
                         )));
                     };
                     let rank = rank as u32;
@@ -160,7 +171,7 @@ impl Vocab {
                 let rules: Vec<Result<(u64, MergeRule)>> = merges
                     .par_iter()
                     .enumerate()
-                    .map(|(rank, &(left, right))| rule_of(rank, left, right))
+                    .map_init(Vec::new, rule_of)
                     .collect();
                 merge_rules.reserve(merges.len());
                 for rule in rules {
@@ -179,14 +190,14 @@ impl Vocab {
                 // into it. Found in parallel (on the caller's thread pool).
                 let rules: Vec<(u64, MergeRule)> = (0..tokens.len())
                     .into_par_iter()
-                    .filter(|&id| !is_special[id] && tokens[id].len() >= 2)
+                    .filter(|&id| !is_special[id] && tokens.get(id as u32).len() >= 2)
                     .flat_map_iter(|id| {
-                        let bytes = &tokens[id];
-                        let ids_by_bytes = &ids_by_bytes;
+                        let bytes = tokens.get(id as u32);
+                        let tokens = &tokens;
                         (1..bytes.len()).filter_map(move |cut| {
                             // Most prefixes are not tokens: look the suffix up only after.
-                            let left = *ids_by_bytes.get(&bytes[..cut])?;
-                            let right = *ids_by_bytes.get(&bytes[cut..])?;
+                            let left = tokens.id_of(&bytes[..cut])?;
+                            let right = tokens.id_of(&bytes[cut..])?;
                             let rule = MergeRule {
                                 rank: id as u32,
                                 result: id as u32,
@@ -200,7 +211,6 @@ impl Vocab {
         }
         let mut vocab = Self {
             tokens,
-            ids_by_bytes,
             byte_ids,
             ranking,
             merge_rules,
@@ -230,7 +240,7 @@ impl Vocab {
         }
         vocab.short_whole_pieces = (0..vocab.tokens.len() as u32)
             .filter(|&id| vocab.is_whole_piece(id))
-            .filter_map(|id| short_key(&vocab.tokens[id as usize]).map(|key| (key, id)))
+            .filter_map(|id| short_key(vocab.tokens.get(id)).map(|key| (key, id)))
             .collect();
         Ok(vocab)
     }
@@ -239,7 +249,7 @@ impl Vocab {
         (0..self.tokens.len())
             .into_par_iter()
             .map_init(Vec::new, |parts, id| {
-                let bytes = &self.tokens[id];
+                let bytes = self.tokens.get(id as u32);
                 if self.is_special[id] || bytes.is_empty() {
                     return false;
                 }
@@ -261,9 +271,8 @@ impl Vocab {
 
     /// The bytes of `id`, or None when no token has that id.
     pub fn token(&self, id: u32) -> Option<&[u8]> {
-        self.tokens
-            .get(id as usize)
-            .map(Vec::as_slice)
+        ((id as usize) < self.tokens.len())
+            .then(|| self.tokens.get(id))
             .filter(|b| !b.is_empty())
     }
 
@@ -278,7 +287,7 @@ impl Vocab {
     /// The non-special token with exactly these bytes.
     #[inline]
     pub fn id_of(&self, bytes: &[u8]) -> Option<u32> {
-        self.ids_by_bytes.get(bytes).copied()
+        self.tokens.id_of(bytes)
     }
 
     /// The token a whole piece encodes to without merging, if there is one:
@@ -296,7 +305,7 @@ impl Vocab {
     fn is_whole_piece(&self, id: u32) -> bool {
         let id = id as usize;
         !self.is_special[id]
-            && !self.tokens[id].is_empty()
+            && !self.tokens.get(id as u32).is_empty()
             && (matches!(self.ranking, Ranking::TokenIds) || self.encodes_to_itself[id])
     }
 

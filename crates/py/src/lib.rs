@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList};
 
 use bytepair_core::rng::Rng;
@@ -379,7 +380,7 @@ impl CoreBPE {
     #[pyo3(signature = (tokens, merges, special_tokens, pretokenizer, pattern=None, special_strip=None))]
     fn new(
         py: Python<'_>,
-        tokens: Vec<Option<Vec<u8>>>,
+        tokens: Vec<Option<PyBackedBytes>>,
         merges: Option<Vec<(u32, u32)>>,
         special_tokens: Vec<(String, u32)>,
         pretokenizer: &str,
@@ -389,7 +390,8 @@ impl CoreBPE {
         let pretokenizer = self::pretokenizer(pretokenizer, pattern).map_err(to_py)?;
         let ranking = merges.map_or(Ranking::TokenIds, Ranking::Merges);
         let vocab = in_parallel(py, || {
-            let vocab = Vocab::new(tokens, ranking, special_tokens)?;
+            // The bytes objects are read in place (immutable, and kept alive here).
+            let vocab = Vocab::new(tokens.iter().map(Option::as_deref), ranking, special_tokens)?;
             match special_strip {
                 Some(strip) => vocab.with_special_strip(
                     strip
@@ -1381,19 +1383,24 @@ impl HfBpeDocument {
         let tables = in_parallel(py, || Ok(self.document.tables(&specials)))?;
         Ok(tables.map(|tables| {
             let tokens = tables
-                .tokens
-                .iter()
-                .map(|t| t.as_ref().map(|bytes| PyBytes::new(py, bytes)))
+                .tokens()
+                .map(|t| t.map(|bytes| PyBytes::new(py, bytes)))
                 .collect();
             (tokens, tables.merges)
         }))
     }
 }
 
-/// Parse a `tokenizer.json` text on the fast path (None: read it the slow way).
+/// Parse a `tokenizer.json` file's bytes on the fast path (None: read it
+/// the slow way, which also explains bytes that are not UTF-8). Bytes, not
+/// str: a str that is not ASCII would be encoded back to UTF-8 to get here.
 #[pyfunction]
-fn split_hf_bpe(py: Python<'_>, text: &str) -> PyResult<Option<HfBpeDocument>> {
-    let document = without_gil(py, || Ok(bytepair_core::hf_json::split_document(text)))?;
+fn split_hf_bpe(py: Python<'_>, data: &[u8]) -> PyResult<Option<HfBpeDocument>> {
+    let document = without_gil(py, || {
+        Ok(std::str::from_utf8(data)
+            .ok()
+            .and_then(bytepair_core::hf_json::split_document))
+    })?;
     Ok(document.map(|document| HfBpeDocument { document }))
 }
 

@@ -30,7 +30,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from .. import _native
 from ..errors import FormatError
@@ -692,7 +693,19 @@ def loads(text: str, source: str = "<string>") -> BPEModel:
     this module checks the rest as usual. Anything irregular is read again
     here, in Python, so that the error names the key, merge and line.
     """
-    tables = _native.split_hf_bpe(text)
+    return _read(text.encode("utf-8", "surrogatepass"), source, lambda: text)
+
+
+def load(path: PathLike) -> BPEModel:
+    """Read the ``tokenizer.json`` file at ``path``."""
+    data = Path(path).read_bytes()
+    # The fast path reads the bytes as they are; the slow one decodes them
+    # as read_text does, naming the first byte that is not UTF-8.
+    return _read(data, str(path), lambda: read_text(path))
+
+
+def _read(data: bytes, source: str, text: Callable[[], str]) -> BPEModel:
+    tables = _native.split_hf_bpe(data)
     if tables is not None:
         document = parse_json(tables.rest, source)
         model = document.get("model") if isinstance(document, dict) else None
@@ -703,10 +716,5 @@ def loads(text: str, source: str = "<string>") -> BPEModel:
             except _SlowPath:
                 pass
     reader = _Reader(source)
-    document = reader.object_at(parse_json(text, source), "top level")
+    document = reader.object_at(parse_json(text(), source), "top level")
     return reader.model(document)
-
-
-def load(path: PathLike) -> BPEModel:
-    """Read the ``tokenizer.json`` file at ``path``."""
-    return loads(read_text(path), str(path))

@@ -822,12 +822,7 @@ mod tests {
             }
             pairs.push((id(l, &tokens), id(r, &tokens)));
         }
-        Vocab::new(
-            tokens.into_iter().map(Some).collect(),
-            Ranking::Merges(pairs),
-            vec![],
-        )
-        .unwrap()
+        Vocab::new(tokens.into_iter().map(Some), Ranking::Merges(pairs), vec![]).unwrap()
     }
 
     #[test]
@@ -992,7 +987,7 @@ mod tests {
                     tokens.push(token);
                 }
             }
-            let tokens = tokens.into_iter().map(Some).collect();
+            let tokens = tokens.into_iter().map(Some);
             return Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
         }
         let mut merges = Vec::new();
@@ -1018,7 +1013,7 @@ mod tests {
                 usable.push(id);
             }
         }
-        let tokens = tokens.into_iter().map(Some).collect();
+        let tokens = tokens.into_iter().map(Some);
         Vocab::new(tokens, Ranking::Merges(merges), vec![]).unwrap()
     }
 
