@@ -497,6 +497,37 @@ mod tests {
     }
 
     #[test]
+    fn escapes_and_both_merge_forms_read_alike() {
+        // "\u0120" is the byte-level character for a space, written escaped.
+        let extra = r#""\u0120a":256,"\"b":257"#;
+        let lines = document(extra, r#"["\u0120 a","\" b"]"#);
+        let pairs = document(extra, r#"[["\u0120","a"],["\"","b"]]"#);
+        let read = |text: &str| {
+            let doc = split_document(text).expect("regular");
+            assert_eq!(doc.id("Ġa"), Some(256));
+            assert_eq!(doc.id("\"b"), Some(257));
+            let tables = doc.tables(&specials(&[])).expect("regular tables");
+            let tokens: Vec<Option<Vec<u8>>> =
+                tables.tokens().map(|t| t.map(<[u8]>::to_vec)).collect();
+            (tokens, tables.merges)
+        };
+        let (tokens, merges) = read(&lines);
+        assert_eq!(tokens[256].as_deref(), Some(&b" a"[..]));
+        assert_eq!(tokens[257].as_deref(), Some(&b"\"b"[..]));
+        assert_eq!(merges, vec![(32, 97), (34, 98)]);
+        assert_eq!(read(&pairs), (tokens, merges));
+        for bad in [
+            r#"[["a"]]"#,
+            r#"[["a","b","c"]]"#,
+            r#"[["","b"]]"#,
+            "[1]",
+            r#"["a  b"]"#,
+        ] {
+            assert!(split_document(&document("", bad)).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
     fn irregular_files_take_the_slow_path() {
         let ok = r#""ab":256"#;
         assert!(split_document(&document(ok, r#"["a b c"]"#)).is_none());

@@ -103,3 +103,36 @@ impl TokenTable {
             .map(|w| &self.bytes[w[0] as usize..w[1] as usize])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_ids_by_bytes_but_not_unused_or_unfindable_ones() {
+        let tokens = [Some(&b"ab"[..]), None, Some(b""), Some(b"<s>"), Some(b"c")];
+        let Ok(table) = TokenTable::new(tokens, |id| id != 3) else {
+            panic!("a valid table")
+        };
+        assert_eq!(table.len(), 5);
+        assert_eq!(table.id_of(b"ab"), Some(0));
+        assert_eq!(table.id_of(b"c"), Some(4));
+        assert_eq!(table.id_of(b"<s>"), None, "not findable");
+        assert_eq!(table.id_of(b""), None, "unused ids are not found");
+        assert_eq!(table.get(3), b"<s>");
+        assert_eq!(table.get(1), b"");
+        let all: Vec<&[u8]> = table.iter().collect();
+        assert_eq!(all, [&b"ab"[..], b"", b"", b"<s>", b"c"]);
+    }
+
+    #[test]
+    fn the_same_bytes_twice_names_both_ids() {
+        let tokens = [Some(b"x"), Some(b"y"), Some(b"x")];
+        match TokenTable::new(tokens, |_| true) {
+            Err(TableError::SameBytes(0, 2, bytes)) => assert_eq!(bytes, b"x"),
+            _ => panic!("the repeat is refused"),
+        }
+        // Not when one of them is not findable (a special token's text).
+        assert!(TokenTable::new([Some(b"x"), Some(b"x")], |id| id == 0).is_ok());
+    }
+}
