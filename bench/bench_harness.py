@@ -215,6 +215,26 @@ def one_cpu():
         os.sched_setaffinity(0, before)
 
 
+@contextmanager
+def own_cpu(k: int):
+    """Pins the calling thread to the k-th of its allowed CPUs (Linux), so that
+    k = 0, 1, ... put threads on different CPUs; does nothing where affinity
+    cannot be set or there are fewer CPUs."""
+    try:
+        before = os.sched_getaffinity(0)
+        cpus = sorted(before)
+        if k >= len(cpus):
+            raise OSError("no such CPU")
+        os.sched_setaffinity(0, {cpus[k]})
+    except (AttributeError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any, float]:
     """Wall seconds of one call, its result, and the CPU seconds of the whole
     process (every thread) during it; the garbage collector runs before and is
