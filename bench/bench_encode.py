@@ -197,6 +197,7 @@ def encode_groups(
                 "text": f"{corpus.name} {fmt_size(n_bytes)}, {mode}",
             }
             row = Row(what, e.tool, n_bytes, is_peer=e.is_peer, labels=labels)
+            row.before_round = e.before_round
             group.append(row)
             if e.status != OK:
                 row.status, row.note = e.status, e.note
@@ -362,6 +363,8 @@ def batch_group(
     def add(tool, call, fn, is_peer, to_lists=None, status=OK, note="", baseline=False):
         row = Row(what, tool, n_bytes, fn=fn, is_peer=is_peer, labels=dict(labels, call=call))
         row.baseline = baseline  # type: ignore[attr-defined]
+        if not is_peer:
+            row.before_round = ours.before_round
         group.append(row)
         if status != OK:
             row.status, row.note, row.fn = status, note, None
@@ -551,6 +554,8 @@ def tiny_groups(args, encoders: list[Encoder], text: str, results: Results) -> l
     ):
         row = Row(what, tool, 0, is_peer=is_peer, labels={"text": what, "call": call}, calls=calls)
         row.baseline = baseline  # type: ignore[attr-defined]
+        if not is_peer:
+            row.before_round = by_tool["bytepair"].before_round
         group.append(row)
         if status != OK:
             row.status, row.note = status, note

@@ -266,6 +266,9 @@ class Row:
     tool: str
     n_bytes: int = 0  # bytes for the throughput (0: no throughput)
     fn: Optional[Callable[[], Any]] = None  # None: not run
+    # Run before each timed round, untimed: bytepair's rows clear its piece cache, so that
+    # every round encodes text new to the tokenizer (it remembers words between calls).
+    before_round: Optional[Callable[[], Any]] = None
     status: str = OK  # "ok", "ids DIFFER", "not installed", "not available", "error: ..."
     note: str = ""
     is_peer: bool = True  # False for bytepair's own rows
@@ -308,6 +311,8 @@ def race(rows: list[Row], rounds: int, what: str) -> None:
                 continue
             log(f"{what}: {row.tool}, round {round_ + 1}/{rounds}")
             try:
+                if row.before_round is not None:
+                    row.before_round()
                 seconds, result, cpu = timed(row.fn)
             except Exception as e:  # a tool that fails is reported, not fatal
                 row.status = f"error: {type(e).__name__}: {e}"[:200]

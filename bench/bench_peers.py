@@ -50,6 +50,7 @@ class Encoder:
     decode: Optional[Callable[[list[int]], bytes]] = None
     decode_call: str = ""
     keep: list = field(default_factory=list)  # objects to keep alive
+    before_round: Optional[Callable[[], Any]] = None  # see bench_harness.Row.before_round
 
 
 def absent(tool: str, dist: str, is_peer: bool = True) -> Encoder:
@@ -126,6 +127,7 @@ def bytepair_encoder(data: Path, encoding: str) -> tuple[Encoder, Encoder]:
         decode=tok.decode_bytes,
         decode_call="decode_bytes(ids)",
         keep=[tok],
+        before_round=getattr(tok, "clear_cache", None),
     )
     lists.tokenizer = tok  # type: ignore[attr-defined]
     has_one = hasattr(tok, "encode_to_numpy")
@@ -159,6 +161,7 @@ def bytepair_encoder(data: Path, encoding: str) -> tuple[Encoder, Encoder]:
         batch_call="encode_batch_to_numpy(texts) -> (flat ids, offsets)",
         batch_to_lists=split,
         keep=[tok],
+        before_round=lists.before_round,
     )
     if not has_one:
         numpy_path.note = "encode_to_numpy not available"

@@ -66,14 +66,17 @@ def test_tokenizer_is_shared_by_threads():
 
 
 def test_many_tokenizers_on_one_thread():
-    """Each thread keeps the ints of a few vocabularies; more take turns."""
+    """Each thread keeps the ints and the piece cache of a few vocabularies;
+    more take turns, and clearing a cache changes no id."""
     toks = [bytepair.train([TEXT], 260 + 6 * k, progress=False) for k in range(6)]
     texts = [TEXT[:500], TEXT[500:1500]]
     expected = [[tok.encode_ordinary(t) for t in texts] for tok in toks]
-    for _ in range(3):
+    for round_ in range(3):
         for tok, want in zip(toks, expected):
             assert [tok.encode_ordinary(t) for t in texts] == want
             assert tok.encode_ordinary_batch(texts) == want
+            if round_ == 1:
+                tok.clear_cache()
     assert len({tuple(e[1]) for e in expected}) == 6  # six different vocabularies
 
 

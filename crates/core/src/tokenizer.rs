@@ -1,27 +1,57 @@
 //! A BPE tokenizer: vocabulary + pre-tokenizer, with tiktoken's encode
 //! contract for special tokens.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rayon::prelude::*;
 
-use crate::bpe::encode::{encode_piece_with_dropout, PieceCache};
+use crate::bpe::encode::encode_piece_with_dropout;
+use crate::bpe::piece_cache::{CacheKey, PieceCache};
 use crate::error::Result;
 use crate::pretokenize::Pretokenizer;
 use crate::rng::Rng;
 use crate::special::{Segment, Selection};
 use crate::vocab::Vocab;
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Tokenizer {
     vocab: Vocab,
     pretokenizer: Pretokenizer,
+    /// Names this tokenizer's piece caches (kept per thread); never reused.
+    id: u64,
+    /// Bumped to forget those caches.
+    cache_generation: AtomicU64,
+}
+
+/// A clone is a new tokenizer with caches of its own.
+impl Clone for Tokenizer {
+    fn clone(&self) -> Self {
+        Self::new(self.vocab.clone(), self.pretokenizer.clone())
+    }
 }
 
 impl Tokenizer {
     pub fn new(vocab: Vocab, pretokenizer: Pretokenizer) -> Self {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Self {
             vocab,
             pretokenizer,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            cache_generation: AtomicU64::new(0),
         }
+    }
+
+    /// Forgets the pieces every thread's cache learned from this tokenizer
+    /// (the ids never depend on them; only the time does).
+    pub fn clear_cache(&self) {
+        self.cache_generation.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn cache<'t>(&self) -> PieceCache<'t> {
+        PieceCache::take(CacheKey {
+            tokenizer: self.id,
+            generation: self.cache_generation.load(Ordering::Relaxed),
+        })
     }
 
     pub fn vocab(&self) -> &Vocab {
@@ -48,7 +78,7 @@ impl Tokenizer {
     /// Encodes `text` as plain text: special-token text gets no special id.
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        self.encode_text(text, &mut PieceCache::for_text(text.len()), &mut out)?;
+        self.encode_text(text, &mut self.cache(), &mut out)?;
         Ok(out)
     }
 
@@ -65,7 +95,7 @@ impl Tokenizer {
     /// Encodes `text`, emitting the ids of the `allowed` special tokens.
     pub fn encode_with_special(&self, text: &str, allowed: Selection) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        let mut cache = PieceCache::for_text(text.len());
+        let mut cache = self.cache();
         self.vocab
             .special()
             .split(text, allowed, |segment| match segment {

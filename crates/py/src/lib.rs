@@ -411,6 +411,11 @@ impl CoreBPE {
 
     // ---- Encoding ----
 
+    /// Forgets the pieces every thread's cache learned (ids never change).
+    fn clear_cache(&self) {
+        self.inner.clear_cache()
+    }
+
     fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         let ids = without_gil(py, || self.inner.encode_ordinary(text))?;
         self.id_list(py, &ids)

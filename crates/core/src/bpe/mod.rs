@@ -2,4 +2,5 @@
 
 pub mod checkpoint;
 pub mod encode;
+pub mod piece_cache;
 pub mod train;
