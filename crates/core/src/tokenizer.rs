@@ -47,7 +47,7 @@ impl Tokenizer {
         self.cache_generation.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn cache<'t>(&self) -> PieceCache<'t> {
+    fn cache(&self) -> PieceCache {
         PieceCache::take(CacheKey {
             tokenizer: self.id,
             generation: self.cache_generation.load(Ordering::Relaxed),
@@ -64,12 +64,7 @@ impl Tokenizer {
 
     // ---- Encoding ----
 
-    fn encode_text<'t>(
-        &self,
-        text: &'t str,
-        cache: &mut PieceCache<'t>,
-        out: &mut Vec<u32>,
-    ) -> Result<()> {
+    fn encode_text(&self, text: &str, cache: &mut PieceCache, out: &mut Vec<u32>) -> Result<()> {
         self.pretokenizer.for_each_piece(text, |piece| {
             cache.encode(&self.vocab, piece.as_bytes(), out)
         })

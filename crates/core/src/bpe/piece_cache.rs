@@ -2,17 +2,19 @@
 //! same words over and over: only a piece's first occurrence reaches the
 //! vocabulary and the merging.
 //!
+//! Each thread keeps what it learned from one call to the next, for the
+//! tokenizers it used last, as HuggingFace tokenizers keeps its BPE cache:
+//! a document then starts with the words the previous ones taught it.
 //! Pieces of up to 15 bytes (nearly all of them) live in an open-addressing
-//! table keyed by their packed bytes, which each thread keeps from one call
-//! to the next for the tokenizers it used last, as HuggingFace tokenizers
-//! keeps its BPE cache: a document then starts with the words the previous
-//! ones taught it. Longer pieces are remembered for one call only.
+//! table keyed by their packed bytes; longer ones (words of non-Latin
+//! scripts, runs of symbols) in a hash table over a buffer of their bytes.
 
 use std::cell::RefCell;
 
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
 
 use super::encode::encode_piece;
+use crate::token_table::hash_of;
 use crate::vocab::Vocab;
 
 /// The short-piece table's first and largest number of slots (powers of
@@ -22,10 +24,14 @@ const TABLE_START_MAX: usize = 1 << 14;
 const TABLE_MAX_SLOTS: usize = 1 << 17;
 /// `Slot::count` of a piece whose ids are in the store (`ids[0]..ids[1]`).
 const IN_STORE: u32 = u32::MAX;
-/// The long pieces of a call are forgotten when this many are remembered.
+/// The long pieces are forgotten when this many are remembered, or their
+/// bytes reach `LONG_BYTES_LIMIT`; longer pieces than `LONG_PIECE_MAX`
+/// bytes are not remembered (a megabyte of one letter does not repeat).
 const LONG_LIMIT: usize = 1 << 16;
-/// Short-piece tables a thread keeps: one per tokenizer it used last.
-const TABLES_PER_THREAD: usize = 4;
+const LONG_BYTES_LIMIT: usize = 1 << 22;
+const LONG_PIECE_MAX: usize = 1 << 12;
+/// Caches a thread keeps: one per tokenizer it used last.
+const CACHES_PER_THREAD: usize = 4;
 
 /// A piece of at most 15 bytes (its packed key, 0 for an empty slot) and its
 /// ids: up to three inline, more in the table's store.
@@ -197,8 +203,91 @@ impl ShortPieces {
     }
 }
 
-/// Which tokenizer a short-piece table belongs to, and which of its
-/// generations (a tokenizer's cache is cleared by moving to the next).
+/// The ids of pieces of 16 bytes or more, for one tokenizer.
+#[derive(Default)]
+struct LongPieces {
+    /// The pieces' bytes, end to end.
+    bytes: Vec<u8>,
+    /// Where each piece ends in `bytes` and its ids end in `ids` (each
+    /// starts where the one before ends).
+    ends: Vec<(u32, u32)>,
+    ids: Vec<u32>,
+    /// Indices into `ends`, found by the piece's bytes.
+    by_bytes: HashTable<u32>,
+}
+
+impl LongPieces {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.ids.clear();
+        self.by_bytes.clear();
+    }
+
+    fn starts(&self, entry: usize) -> (usize, usize) {
+        entry.checked_sub(1).map_or((0, 0), |e| {
+            (self.ends[e].0 as usize, self.ends[e].1 as usize)
+        })
+    }
+
+    fn piece(&self, entry: u32) -> &[u8] {
+        let entry = entry as usize;
+        &self.bytes[self.starts(entry).0..self.ends[entry].0 as usize]
+    }
+
+    fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+        let hash = hash_of(piece);
+        if let Some(&entry) = self.by_bytes.find(hash, |&e| self.piece(e) == piece) {
+            let (_, first) = self.starts(entry as usize);
+            out.extend_from_slice(&self.ids[first..self.ends[entry as usize].1 as usize]);
+            return;
+        }
+        let before = out.len();
+        encode_piece(vocab, piece, out);
+        if piece.len() > LONG_PIECE_MAX {
+            return;
+        }
+        if self.ends.len() >= LONG_LIMIT || self.bytes.len() + piece.len() > LONG_BYTES_LIMIT {
+            self.clear();
+        }
+        self.bytes.extend_from_slice(piece);
+        self.ids.extend_from_slice(&out[before..]);
+        let entry = self.ends.len() as u32;
+        // Within the limits above, both ends fit a u32.
+        self.ends
+            .push((self.bytes.len() as u32, self.ids.len() as u32));
+        let Self {
+            bytes,
+            ends,
+            by_bytes,
+            ..
+        } = self;
+        let piece_of = |e: u32| {
+            let start = (e as usize)
+                .checked_sub(1)
+                .map_or(0, |p| ends[p].0 as usize);
+            &bytes[start..ends[e as usize].0 as usize]
+        };
+        by_bytes.insert_unique(hash, entry, |&e| hash_of(piece_of(e)));
+    }
+}
+
+/// What a thread remembers for one tokenizer.
+#[derive(Default)]
+struct Remembered {
+    short: ShortPieces,
+    long: LongPieces,
+}
+
+impl Remembered {
+    fn clear(&mut self) {
+        self.short.clear();
+        self.long.clear();
+    }
+}
+
+/// Which tokenizer a cache belongs to, and which of its generations (a
+/// tokenizer's caches are cleared by moving to the next).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct CacheKey {
     pub tokenizer: u64,
@@ -206,90 +295,63 @@ pub struct CacheKey {
 }
 
 thread_local! {
-    /// This thread's short-piece tables, the most recently used last.
-    static TABLES: RefCell<Vec<(CacheKey, ShortPieces)>> = const { RefCell::new(Vec::new()) };
+    /// This thread's caches, the most recently used last.
+    static CACHES: RefCell<Vec<(CacheKey, Remembered)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The cache of one encoding call: this thread's short-piece table for the
-/// tokenizer (given back when the call ends), and the call's long pieces.
-pub struct PieceCache<'t> {
+/// The cache of one encoding call: this thread's cache for the tokenizer,
+/// given back when the call ends.
+pub struct PieceCache {
     key: CacheKey,
-    short: ShortPieces,
-    long: FxHashMap<&'t [u8], (u32, u32)>,
-    long_store: Vec<u32>,
+    remembered: Remembered,
 }
 
-impl<'t> PieceCache<'t> {
-    /// Takes this thread's table for `key` (a new one if it has none; a
+impl PieceCache {
+    /// Takes this thread's cache for `key` (a new one if it has none; a
     /// nested call on the same thread, from a callback, gets an empty one).
     pub fn take(key: CacheKey) -> Self {
-        let short = TABLES.with(|tables| {
-            let mut tables = tables.try_borrow_mut().ok()?;
-            let at = tables
+        let remembered = CACHES.with(|caches| {
+            let mut caches = caches.try_borrow_mut().ok()?;
+            let at = caches
                 .iter()
                 .position(|(k, _)| k.tokenizer == key.tokenizer)?;
-            let (old_key, mut short) = tables.remove(at);
+            let (old_key, mut remembered) = caches.remove(at);
             if old_key != key {
                 // Cleared since: forget the pieces, keep the memory.
-                short.clear();
+                remembered.clear();
             }
-            Some(short)
+            Some(remembered)
         });
         Self {
             key,
-            short: short.unwrap_or_default(),
-            long: FxHashMap::default(),
-            long_store: Vec::new(),
+            remembered: remembered.unwrap_or_default(),
         }
     }
 
+    /// Appends the ids of `piece` (empty: none).
     #[inline]
-    pub fn encode(&mut self, vocab: &Vocab, piece: &'t [u8], out: &mut Vec<u32>) {
+    pub fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
         match piece.len() {
             0 | 1 => encode_piece(vocab, piece, out),
-            2..=15 => self.short.encode(vocab, piece, out),
-            _ => self.encode_long(vocab, piece, out),
+            2..=15 => self.remembered.short.encode(vocab, piece, out),
+            _ => self.remembered.long.encode(vocab, piece, out),
         }
-    }
-
-    /// Pieces of 16 bytes or more, remembered for this call (keyed by the
-    /// text's own bytes).
-    fn encode_long(&mut self, vocab: &Vocab, piece: &'t [u8], out: &mut Vec<u32>) {
-        if let Some(&(start, end)) = self.long.get(piece) {
-            out.extend_from_slice(&self.long_store[start as usize..end as usize]);
-            return;
-        }
-        let before = out.len();
-        encode_piece(vocab, piece, out);
-        if self.long.len() >= LONG_LIMIT || self.long_store.len() > u32::MAX as usize / 2 {
-            self.long.clear();
-            self.long_store.clear();
-        }
-        let span = (
-            self.long_store.len() as u32,
-            (self.long_store.len() + out.len() - before) as u32,
-        );
-        self.long_store.extend_from_slice(&out[before..]);
-        self.long.insert(piece, span);
     }
 }
 
-impl Drop for PieceCache<'_> {
-    /// Gives the short-piece table back to the thread, as its most recent.
+impl Drop for PieceCache {
+    /// Gives the cache back to the thread, as its most recent.
     fn drop(&mut self) {
-        let short = std::mem::take(&mut self.short);
-        if short.table.is_empty() {
-            return;
-        }
-        TABLES.with(|tables| {
-            let Ok(mut tables) = tables.try_borrow_mut() else {
+        let remembered = std::mem::take(&mut self.remembered);
+        CACHES.with(|caches| {
+            let Ok(mut caches) = caches.try_borrow_mut() else {
                 return;
             };
-            tables.retain(|(k, _)| k.tokenizer != self.key.tokenizer);
-            if tables.len() == TABLES_PER_THREAD {
-                tables.remove(0);
+            caches.retain(|(k, _)| k.tokenizer != self.key.tokenizer);
+            if caches.len() == CACHES_PER_THREAD {
+                caches.remove(0);
             }
-            tables.push((self.key, short));
+            caches.push((self.key, remembered));
         });
     }
 }
@@ -331,7 +393,9 @@ mod tests {
     fn each_tokenizer_keeps_its_own_pieces_on_a_thread() {
         // The same words, merged differently by each of six tokenizers (more
         // than a thread keeps tables for), used in turn on one thread.
-        let text = "abc abc cab bca abcabc ab";
+        // Short pieces, and long ones (16 bytes or more) that repeat.
+        let text =
+            "abc abc cab bca abcabc ab abcabcabcabcabcab bcabcabcabcabcabc abcabcabcabcabcab";
         let tokenizers: Vec<Tokenizer> = [
             vec![],
             vec![(&b"a"[..], &b"b"[..])],
