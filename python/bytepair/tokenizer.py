@@ -102,10 +102,10 @@ class Tokenizer:
     def clear_cache(self) -> None:
         """Forgets the pieces (words) whose ids each thread remembers between calls.
 
-        Encoding keeps, per thread, the ids of up to some 80,000 short pieces
-        it met, so that later texts skip merging words already seen; ids
-        never depend on it. Clearing frees no memory: it matters for timing
-        text new to the tokenizer, as the benchmark does.
+        Encoding keeps, per thread, the ids of the pieces it met (up to about
+        6 MB a thread), so that later texts skip merging words already seen;
+        ids never depend on it. Each thread frees that memory at its next
+        call. Useful to time text new to the tokenizer, as the benchmark does.
         """
         self._core.clear_cache()
 

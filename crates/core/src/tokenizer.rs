@@ -42,16 +42,19 @@ impl Tokenizer {
     }
 
     /// Forgets the pieces every thread's cache learned from this tokenizer
-    /// (the ids never depend on them; only the time does).
+    /// (the ids never depend on them; only the time does); each thread frees
+    /// that memory at its next call.
     pub fn clear_cache(&self) {
         self.cache_generation.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn cache(&self) -> PieceCache {
-        PieceCache::take(CacheKey {
+    /// This thread's piece cache, for encoding a text of `text_len` bytes.
+    fn cache(&self, text_len: usize) -> PieceCache {
+        let key = CacheKey {
             tokenizer: self.id,
             generation: self.cache_generation.load(Ordering::Relaxed),
-        })
+        };
+        PieceCache::take(key, text_len)
     }
 
     pub fn vocab(&self) -> &Vocab {
@@ -73,7 +76,7 @@ impl Tokenizer {
     /// Encodes `text` as plain text: special-token text gets no special id.
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        self.encode_text(text, &mut self.cache(), &mut out)?;
+        self.encode_text(text, &mut self.cache(text.len()), &mut out)?;
         Ok(out)
     }
 
@@ -90,7 +93,7 @@ impl Tokenizer {
     /// Encodes `text`, emitting the ids of the `allowed` special tokens.
     pub fn encode_with_special(&self, text: &str, allowed: Selection) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        let mut cache = self.cache();
+        let mut cache = self.cache(text.len());
         self.vocab
             .special()
             .split(text, allowed, |segment| match segment {

@@ -27,8 +27,8 @@ const IN_STORE: u32 = u32::MAX;
 /// The long pieces are forgotten when this many are remembered, or their
 /// bytes reach `LONG_BYTES_LIMIT`; longer pieces than `LONG_PIECE_MAX`
 /// bytes are not remembered (a megabyte of one letter does not repeat).
-const LONG_LIMIT: usize = 1 << 16;
-const LONG_BYTES_LIMIT: usize = 1 << 22;
+const LONG_LIMIT: usize = 1 << 14;
+const LONG_BYTES_LIMIT: usize = 1 << 20;
 const LONG_PIECE_MAX: usize = 1 << 12;
 /// Caches a thread keeps: one per tokenizer it used last.
 const CACHES_PER_THREAD: usize = 4;
@@ -90,6 +90,18 @@ struct ShortPieces {
 }
 
 impl ShortPieces {
+    /// An empty table sized for a text of `text_len` bytes (about one piece
+    /// in 8 bytes), for the calls that start one.
+    fn for_text(text_len: usize) -> Self {
+        let slots = (text_len / 8)
+            .next_power_of_two()
+            .clamp(TABLE_MIN_SLOTS, TABLE_START_MAX);
+        Self {
+            table: vec![Slot::default(); slots],
+            ..Self::default()
+        }
+    }
+
     fn clear(&mut self) {
         self.table.fill(Slot::default());
         self.filled = 0;
@@ -100,9 +112,6 @@ impl ShortPieces {
 
     #[inline]
     fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
-        if self.table.is_empty() {
-            self.table = vec![Slot::default(); TABLE_MIN_SLOTS];
-        }
         let key = packed_key(piece);
         self.lookups += 1;
         let mask = self.table.len() - 1;
@@ -224,22 +233,16 @@ impl LongPieces {
         self.by_bytes.clear();
     }
 
-    fn starts(&self, entry: usize) -> (usize, usize) {
-        entry.checked_sub(1).map_or((0, 0), |e| {
-            (self.ends[e].0 as usize, self.ends[e].1 as usize)
-        })
-    }
-
-    fn piece(&self, entry: u32) -> &[u8] {
-        let entry = entry as usize;
-        &self.bytes[self.starts(entry).0..self.ends[entry].0 as usize]
-    }
-
     fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
         let hash = hash_of(piece);
-        if let Some(&entry) = self.by_bytes.find(hash, |&e| self.piece(e) == piece) {
-            let (_, first) = self.starts(entry as usize);
-            out.extend_from_slice(&self.ids[first..self.ends[entry as usize].1 as usize]);
+        let (bytes, ends) = (&self.bytes, &self.ends);
+        if let Some(&entry) = self
+            .by_bytes
+            .find(hash, |&e| piece_at(bytes, ends, e) == piece)
+        {
+            let entry = entry as usize;
+            let first = entry.checked_sub(1).map_or(0, |e| ends[e].1 as usize);
+            out.extend_from_slice(&self.ids[first..ends[entry].1 as usize]);
             return;
         }
         let before = out.len();
@@ -256,20 +259,18 @@ impl LongPieces {
         // Within the limits above, both ends fit a u32.
         self.ends
             .push((self.bytes.len() as u32, self.ids.len() as u32));
-        let Self {
-            bytes,
-            ends,
-            by_bytes,
-            ..
-        } = self;
-        let piece_of = |e: u32| {
-            let start = (e as usize)
-                .checked_sub(1)
-                .map_or(0, |p| ends[p].0 as usize);
-            &bytes[start..ends[e as usize].0 as usize]
-        };
-        by_bytes.insert_unique(hash, entry, |&e| hash_of(piece_of(e)));
+        let (bytes, ends) = (&self.bytes, &self.ends);
+        let rehash = |&e: &u32| hash_of(piece_at(bytes, ends, e));
+        self.by_bytes.insert_unique(hash, entry, rehash);
     }
+}
+
+/// The bytes of entry `e` of a [`LongPieces`] (it starts where `e - 1` ends).
+fn piece_at<'b>(bytes: &'b [u8], ends: &[(u32, u32)], e: u32) -> &'b [u8] {
+    let start = (e as usize)
+        .checked_sub(1)
+        .map_or(0, |p| ends[p].0 as usize);
+    &bytes[start..ends[e as usize].0 as usize]
 }
 
 /// What a thread remembers for one tokenizer.
@@ -277,13 +278,6 @@ impl LongPieces {
 struct Remembered {
     short: ShortPieces,
     long: LongPieces,
-}
-
-impl Remembered {
-    fn clear(&mut self) {
-        self.short.clear();
-        self.long.clear();
-    }
 }
 
 /// Which tokenizer a cache belongs to, and which of its generations (a
@@ -307,24 +301,25 @@ pub struct PieceCache {
 }
 
 impl PieceCache {
-    /// Takes this thread's cache for `key` (a new one if it has none; a
-    /// nested call on the same thread, from a callback, gets an empty one).
-    pub fn take(key: CacheKey) -> Self {
+    /// Takes this thread's cache for `key`. A thread without one (or with
+    /// one from before the tokenizer's cache was cleared, whose memory goes)
+    /// starts a new one sized for a text of `text_len` bytes; a nested call
+    /// on the same thread, from a callback, gets a new one too.
+    pub fn take(key: CacheKey, text_len: usize) -> Self {
         let remembered = CACHES.with(|caches| {
             let mut caches = caches.try_borrow_mut().ok()?;
             let at = caches
                 .iter()
                 .position(|(k, _)| k.tokenizer == key.tokenizer)?;
-            let (old_key, mut remembered) = caches.remove(at);
-            if old_key != key {
-                // Cleared since: forget the pieces, keep the memory.
-                remembered.clear();
-            }
-            Some(remembered)
+            let (old_key, remembered) = caches.remove(at);
+            (old_key == key).then_some(remembered)
         });
         Self {
             key,
-            remembered: remembered.unwrap_or_default(),
+            remembered: remembered.unwrap_or_else(|| Remembered {
+                short: ShortPieces::for_text(text_len),
+                long: LongPieces::default(),
+            }),
         }
     }
 
