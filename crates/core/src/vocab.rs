@@ -3,7 +3,7 @@
 //! fails at load and never at encode.
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{Error, Result};
 use crate::special::SpecialTokens;
@@ -79,11 +79,9 @@ impl Vocab {
         special: Vec<(String, u32)>,
     ) -> Result<Self> {
         let bad = |msg: String| Err(Error::InvalidVocabulary(msg));
-        let special_ids: FxHashMap<u32, &str> = special
-            .iter()
-            .map(|(text, id)| (*id, text.as_str()))
-            .collect();
-        let tokens = match TokenTable::new(tokens, |id| !special_ids.contains_key(&(id as u32))) {
+        // Special tokens are not found by their bytes (their text is plain text).
+        let special_ids: FxHashSet<u32> = special.iter().map(|(_, id)| *id).collect();
+        let tokens = match TokenTable::new(tokens, |id| !special_ids.contains(&(id as u32))) {
             Ok(tokens) => tokens,
             Err(TableError::TooLarge) => {
                 return bad("the tokens hold 4 GiB of bytes or more".into())
