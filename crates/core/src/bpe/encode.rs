@@ -580,12 +580,14 @@ pub fn encode_piece_with_dropout(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     use crate::vocab::Ranking;
 
-    fn vocab_with(merges: &[(&[u8], &[u8])]) -> Vocab {
+    /// Byte tokens plus the merges of `merges`, in order (the test vocabulary
+    /// of this module and of `piece_cache`'s tests).
+    pub(crate) fn vocab_with(merges: &[(&[u8], &[u8])]) -> Vocab {
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         let mut pairs = Vec::new();
         for (l, r) in merges {

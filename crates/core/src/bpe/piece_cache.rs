@@ -354,24 +354,11 @@ impl Drop for PieceCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::Ranking;
     use crate::{Pretokenizer, Tokenizer};
 
-    /// Byte tokens plus the merges of `pairs`, in order, each making a new token.
     fn tokenizer(pairs: &[(&[u8], &[u8])]) -> Tokenizer {
-        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let mut merges = Vec::new();
-        for (l, r) in pairs {
-            let id = |t: &[u8]| tokens.iter().position(|x| x == t).unwrap() as u32;
-            merges.push((id(l), id(r)));
-            tokens.push([*l, *r].concat());
-        }
-        let vocab = Vocab::new(
-            tokens.into_iter().map(Some),
-            Ranking::Merges(merges),
-            vec![],
-        );
-        Tokenizer::new(vocab.unwrap(), Pretokenizer::builtin("gpt2").unwrap())
+        let vocab = crate::bpe::encode::tests::vocab_with(pairs);
+        Tokenizer::new(vocab, Pretokenizer::builtin("gpt2").unwrap())
     }
 
     #[test]
