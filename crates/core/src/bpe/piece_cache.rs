@@ -234,6 +234,9 @@ impl LongPieces {
     }
 
     fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+        if piece.len() > LONG_PIECE_MAX {
+            return encode_piece(vocab, piece, out);
+        }
         let hash = hash_of(piece);
         let (bytes, ends) = (&self.bytes, &self.ends);
         if let Some(&entry) = self
@@ -247,9 +250,6 @@ impl LongPieces {
         }
         let before = out.len();
         encode_piece(vocab, piece, out);
-        if piece.len() > LONG_PIECE_MAX {
-            return;
-        }
         if self.ends.len() >= LONG_LIMIT || self.bytes.len() + piece.len() > LONG_BYTES_LIMIT {
             self.clear();
         }
