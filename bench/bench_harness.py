@@ -198,28 +198,10 @@ def fmt_size(n_bytes: float) -> str:
 
 
 @contextmanager
-def one_cpu():
-    """Pins the calling thread to one CPU (Linux) for a one-thread suite:
-    threads that a tool starts inherit the pinning, so a tool that spreads one
-    call over threads of its own gets one core like the rest. Yields the CPU,
-    or None where affinity cannot be set."""
-    try:
-        before = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, {min(before)})
-    except (AttributeError, OSError):
-        yield None
-        return
-    try:
-        yield min(before)
-    finally:
-        os.sched_setaffinity(0, before)
-
-
-@contextmanager
 def own_cpu(k: int):
     """Pins the calling thread to the k-th of its allowed CPUs (Linux), so that
-    k = 0, 1, ... put threads on different CPUs; does nothing where affinity
-    cannot be set or there are fewer CPUs."""
+    k = 0, 1, ... put threads on different CPUs. Yields the CPU, or None where
+    affinity cannot be set or there are fewer CPUs."""
     try:
         before = os.sched_getaffinity(0)
         cpus = sorted(before)
@@ -227,12 +209,19 @@ def own_cpu(k: int):
             raise OSError("no such CPU")
         os.sched_setaffinity(0, {cpus[k]})
     except (AttributeError, OSError):
-        yield
+        yield None
         return
     try:
-        yield
+        yield cpus[k]
     finally:
         os.sched_setaffinity(0, before)
+
+
+def one_cpu():
+    """Pins the calling thread to one CPU for a one-thread suite: threads that
+    a tool starts inherit the pinning, so a tool that spreads one call over
+    threads of its own gets one core like the rest."""
+    return own_cpu(0)
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any, float]:
