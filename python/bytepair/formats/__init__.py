@@ -93,8 +93,13 @@ def load_model(path: PathLike) -> BPEModel:
 
 def read_text(path: PathLike) -> str:
     """The UTF-8 text of ``path``; FormatError naming the first byte that is not UTF-8."""
+    return decode_text(Path(path).read_bytes(), path)
+
+
+def decode_text(data: bytes, path: PathLike) -> str:
+    """``data``, read from ``path``, as UTF-8 text; FormatError as in :func:`read_text`."""
     try:
-        return decode_utf8(Path(path).read_bytes())
+        return decode_utf8(data)
     except NotUtf8Error as exc:
         raise FormatError(path, str(exc), f"line {exc.line}") from None
 

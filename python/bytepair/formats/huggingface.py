@@ -37,7 +37,7 @@ from .. import _native
 from ..errors import FormatError
 from ..model import BPEModel
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer
-from . import PathLike, parse_json, read_text, write_text_atomic
+from . import PathLike, decode_text, parse_json, write_text_atomic
 from .byte_level import CHAR_BYTES, model_from_tables, model_to_tables, unicode_text_to_bytes
 from .hf_regex import UnsupportedPattern, from_tokenizers, to_tokenizers
 from .merge_rules import follows_tiktoken_rule, natural_merges, not_made_by_merges
@@ -699,9 +699,9 @@ def loads(text: str, source: str = "<string>") -> BPEModel:
 def load(path: PathLike) -> BPEModel:
     """Read the ``tokenizer.json`` file at ``path``."""
     data = Path(path).read_bytes()
-    # The fast path reads the bytes as they are; the slow one decodes them
-    # as read_text does, naming the first byte that is not UTF-8.
-    return _read(data, str(path), lambda: read_text(path))
+    # The fast path reads the bytes as they are; the slow one decodes them,
+    # naming the first byte that is not UTF-8.
+    return _read(data, str(path), lambda: decode_text(data, path))
 
 
 def _read(data: bytes, source: str, text: Callable[[], str]) -> BPEModel:
