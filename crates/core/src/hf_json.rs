@@ -94,10 +94,15 @@ struct VocabTable {
     by_key: HashTable<u32>,
 }
 
+/// The key of entry `e` of a [`VocabTable`], given its text and entries.
+fn key_at<'t>(text: &'t str, entries: &[(u32, u32, u32)], e: u32) -> &'t str {
+    let (start, end, _) = entries[e as usize];
+    &text[start as usize..end as usize]
+}
+
 impl VocabTable {
     fn key(&self, entry: u32) -> &str {
-        let (start, end, _) = self.entries[entry as usize];
-        &self.text[start as usize..end as usize]
+        key_at(&self.text, &self.entries, entry)
     }
 
     fn get(&self, key: &str) -> Option<u32> {
@@ -137,17 +142,10 @@ impl<'de> serde::Deserialize<'de> for VocabTable {
                         .map_err(|_| M::Error::custom("an id beyond u32"))?;
                     let entry = vocab.entries.len() as u32;
                     vocab.entries.push((start, end, id));
-                    let VocabTable {
-                        text,
-                        entries,
-                        by_key,
-                    } = &mut vocab;
-                    let key_of = |e: u32| {
-                        let (start, end, _) = entries[e as usize];
-                        &text[start as usize..end as usize]
-                    };
+                    let (text, entries) = (&vocab.text, &vocab.entries);
+                    let key_of = |e: u32| key_at(text, entries, e);
                     let key = key_of(entry);
-                    match by_key.entry(
+                    match vocab.by_key.entry(
                         hash_of(key.as_bytes()),
                         |&e| key_of(e) == key,
                         |&e| hash_of(key_of(e).as_bytes()),
