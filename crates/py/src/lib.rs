@@ -4,13 +4,13 @@
 
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedBytes;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList};
 
 use bytepair_core::rng::Rng;
@@ -209,11 +209,13 @@ impl IdInts {
 }
 
 impl CoreBPE {
-    /// The ids of every text as lists, in order: the pool encodes groups of
-    /// texts (about [`PIPELINE_GROUP_BYTES`] each) while this thread builds
-    /// the lists of the groups done so far (building lists needs the GIL, so
-    /// after the encoding it would be a serial tail). The GIL is released
-    /// whenever this thread waits.
+    /// The ids of every text as lists, in order. The texts are encoded in
+    /// groups of about [`PIPELINE_GROUP_BYTES`], taken in order by the pool's
+    /// threads but one and by this thread, which between groups builds the
+    /// lists of the groups done so far. Building lists needs the GIL: after
+    /// the encoding it would be a serial tail, and beside a full pool a third
+    /// thread on the cores. The GIL is released while this thread encodes
+    /// or waits.
     fn pipelined_lists<'py>(
         &self,
         py: Python<'py>,
@@ -232,52 +234,82 @@ impl CoreBPE {
         type Slot = OnceLock<Result<Result<Vec<Vec<u32>>, Error>, String>>;
         let slots: Vec<Slot> = groups.iter().map(|_| OnceLock::new()).collect();
         let (lock, done) = (Mutex::new(()), std::sync::Condvar::new());
+        // The next group to encode, whether to stop (the lists failed), and
+        // how many of the pool's tasks have ended.
+        let (next, stop, ended) = (
+            AtomicUsize::new(0),
+            AtomicBool::new(false),
+            AtomicUsize::new(0),
+        );
+        // Encodes the next group not yet taken; false when none is left.
+        let encode_next = || {
+            let at = next.fetch_add(1, Ordering::Relaxed);
+            if at >= groups.len() || stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            let encoded = catch_unwind(AssertUnwindSafe(|| {
+                refs[groups[at].clone()]
+                    .iter()
+                    .map(|text| self.inner.encode_with_special(text, selection))
+                    .collect()
+            }))
+            .map_err(|panic| panic_message(&*panic));
+            let _ = slots[at].set(encoded);
+            // Under the lock, so a waiter cannot miss it.
+            let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+            done.notify_all();
+            true
+        };
         let pool = thread_pool();
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                pool.install(|| {
-                    use rayon::prelude::*;
-                    groups.par_iter().zip(&slots).for_each(|(group, slot)| {
-                        let encoded = catch_unwind(AssertUnwindSafe(|| {
-                            refs[group.clone()]
-                                .iter()
-                                .map(|text| self.inner.encode_with_special(text, selection))
-                                .collect()
-                        }))
-                        .map_err(|panic| panic_message(&*panic));
-                        let _ = slot.set(encoded);
-                        // Under the lock, so a waiter cannot miss it.
-                        let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
-                        done.notify_all();
-                    })
+        let tasks = pool.current_num_threads().saturating_sub(1);
+        pool.in_place_scope(|scope| {
+            // Tasks, not a broadcast: a pool thread busy with other work
+            // leaves its task to the others.
+            for _ in 0..tasks {
+                scope.spawn(|_| {
+                    while encode_next() {}
+                    let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+                    ended.fetch_add(1, Ordering::Relaxed);
+                    done.notify_all();
+                });
+            }
+            // Waits, without the GIL, until `ready()`.
+            let wait_for = |ready: &(dyn Fn() -> bool + Sync)| {
+                py.detach(|| {
+                    let mut guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+                    while !ready() {
+                        guard = done.wait(guard).unwrap_or_else(|p| p.into_inner());
+                    }
                 })
-            });
-            let mut lists = Vec::with_capacity(refs.len());
-            for slot in &slots {
-                let encoded = match slot.get() {
-                    Some(encoded) => encoded,
-                    None => py.detach(|| {
-                        let mut guard = lock.lock().unwrap_or_else(|p| p.into_inner());
-                        loop {
-                            if let Some(encoded) = slot.get() {
-                                return encoded;
-                            }
-                            guard = done.wait(guard).unwrap_or_else(|p| p.into_inner());
-                        }
-                    }),
-                };
-                // An error stops the lists; the scope still waits for the pool.
-                match encoded {
-                    Ok(Ok(group)) => {
-                        for ids in group {
-                            lists.push(self.id_list(py, ids)?);
+            };
+            let build = || {
+                let mut lists = Vec::with_capacity(refs.len());
+                for slot in &slots {
+                    while slot.get().is_none() {
+                        if !py.detach(encode_next) {
+                            wait_for(&|| slot.get().is_some());
                         }
                     }
-                    Ok(Err(e)) => return Err(to_py(e.clone())),
-                    Err(what) => return Err(internal_error(what)),
+                    match slot.get().expect("encoded") {
+                        Ok(Ok(group)) => {
+                            for ids in group {
+                                lists.push(self.id_list(py, ids)?);
+                            }
+                        }
+                        Ok(Err(e)) => return Err(to_py(e.clone())),
+                        Err(what) => return Err(internal_error(what)),
+                    }
                 }
+                Ok(lists)
+            };
+            let lists = build();
+            // An error stops the tasks at their next group. The scope waits
+            // for them as it ends, so wait here, where the GIL can be let go.
+            if lists.is_err() {
+                stop.store(true, Ordering::Relaxed);
             }
-            Ok(lists)
+            wait_for(&|| ended.load(Ordering::Relaxed) == tasks);
+            lists
         })
     }
 
@@ -317,13 +349,13 @@ impl CoreBPE {
     fn batch_ids(
         &self,
         py: Python<'_>,
-        texts: &[String],
+        texts: &[PyBackedStr],
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
         dropout: Option<(f64, u64)>,
     ) -> PyResult<Vec<Vec<u32>>> {
         let (allowed, disallowed) = self.chosen(allowed, disallowed);
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         check_batch(py, self.inner.vocab().special(), &refs, &disallowed)?;
         if let Some((p, seed)) = dropout {
             let selection = allowed.selection();
@@ -452,12 +484,12 @@ impl CoreBPE {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Vec<PyBackedStr>,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
         dropout: Option<(f64, u64)>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let total_bytes: usize = texts.iter().map(String::len).sum();
+        let total_bytes: usize = texts.iter().map(|t| t.len()).sum();
         if dropout.is_some() || texts.len() < 2 || total_bytes < PIPELINE_BYTES {
             let batch = self.batch_ids(py, &texts, allowed, disallowed, dropout)?;
             let lists = batch
@@ -467,7 +499,7 @@ impl CoreBPE {
             return PyList::new(py, lists);
         }
         let (allowed, disallowed) = self.chosen(allowed, disallowed);
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         check_batch(py, self.inner.vocab().special(), &refs, &disallowed)?;
         let lists = self.pipelined_lists(py, &refs, allowed.selection())?;
         PyList::new(py, lists)
@@ -478,7 +510,7 @@ impl CoreBPE {
     fn encode_batch_to_buffers<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Vec<PyBackedStr>,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
@@ -653,8 +685,8 @@ impl PretokenCounter {
     }
 
     /// Counts the pre-tokens of `texts` in parallel, without the GIL.
-    fn add_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<()> {
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         let (counts, pretokenizer, special) = (&mut self.counts, &self.pretokenizer, &self.special);
         in_parallel(py, || match pretokenizer {
             Some(pretokenizer) => counts.add_texts(&refs, pretokenizer, special),
@@ -1004,12 +1036,12 @@ impl CoreUnigram {
     fn encode_batch(
         &self,
         py: Python<'_>,
-        texts: Vec<String>,
+        texts: Vec<PyBackedStr>,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<Vec<Vec<u32>>> {
         let (allowed, disallowed) = self.chosen(allowed, disallowed);
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         check_batch(py, self.inner.special(), &refs, &disallowed)?;
         in_parallel(py, || self.inner.encode_batch(&refs, allowed.selection()))
     }
@@ -1051,13 +1083,13 @@ impl CoreUnigram {
     fn sample_batch(
         &self,
         py: Python<'_>,
-        texts: Vec<String>,
+        texts: Vec<PyBackedStr>,
         allowed: Vec<usize>,
         alpha: f64,
         seed: u64,
     ) -> PyResult<Vec<Vec<u32>>> {
         let (allowed, _) = self.chosen(allowed, Vec::new());
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         in_parallel(py, || {
             self.inner
                 .sample_batch(&refs, allowed.selection(), alpha, seed)
@@ -1118,8 +1150,8 @@ impl CoreSentencePiece {
         self.ints.list(py, &ids)
     }
 
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<u32>>> {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<Vec<Vec<u32>>> {
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         in_parallel(py, || Ok(self.inner.encode_batch(&refs)))
     }
 }
@@ -1211,8 +1243,8 @@ impl CoreHfUnigram {
         self.ints.list(py, &ids)
     }
 
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<u32>>> {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<Vec<Vec<u32>>> {
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         in_parallel(py, || self.inner.encode_batch(&refs))
     }
 }
