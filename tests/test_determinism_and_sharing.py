@@ -4,6 +4,7 @@ shared by threads, pickled, deep-copied, and used in forked children."""
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import multiprocessing
 import os
@@ -113,12 +114,15 @@ def test_forked_child_can_encode_batches():
 
 
 def test_large_batches_equal_text_by_text_encoding():
-    """Batches of 1 MiB and more are encoded by the pool in groups while the
-    calling thread builds the lists (in order): same ids, same order."""
+    """Batches of 1 MiB and more are encoded in groups, taken in order by the
+    pool and by the calling thread, which builds the lists (or the flat
+    array) of the groups done between its own: same ids, same order."""
     tok = bytepair.train([TEXT], 400, special_tokens=["<|end|>"], progress=False)
     texts = [TEXT[i:] * 2 + "<|end|>" + TEXT[: i % 97] for i in range(0, 3000, 7)] + ["", "x"]
     assert sum(len(t.encode()) for t in texts) > 1 << 20  # the pipelined path
-    assert tok.encode_batch(texts, allowed_special="all") == [
-        tok.encode(t, allowed_special="all") for t in texts
-    ]
+    with_specials = [tok.encode(t, allowed_special="all") for t in texts]
+    assert tok.encode_batch(texts, allowed_special="all") == with_specials
     assert tok.encode_ordinary_batch(texts) == [tok.encode_ordinary(t) for t in texts]
+    ids, offsets = tok.encode_batch_to_numpy(texts, allowed_special="all")
+    assert offsets.tolist() == [0, *itertools.accumulate(map(len, with_specials))]
+    assert ids.tolist() == [i for one in with_specials for i in one]

@@ -209,19 +209,21 @@ impl IdInts {
 }
 
 impl CoreBPE {
-    /// The ids of every text as lists, in order. The texts are encoded in
-    /// groups of about [`PIPELINE_GROUP_BYTES`], taken in order by the pool's
-    /// threads but one and by this thread, which between groups builds the
-    /// lists of the groups done so far. Building lists needs the GIL: after
-    /// the encoding it would be a serial tail, and beside a full pool a third
+    /// Encodes a large batch and hands the ids of its texts to `take`, in
+    /// order, on this thread with the GIL. The texts are encoded in groups of
+    /// about [`PIPELINE_GROUP_BYTES`], taken in order by the pool's threads
+    /// but one and by this thread, which between groups hands over the ids of
+    /// the groups done so far. Building lists needs the GIL: after the
+    /// encoding it would be a serial tail, and beside a full pool a third
     /// thread on the cores. The GIL is released while this thread encodes
     /// or waits.
-    fn pipelined_lists<'py>(
+    fn pipelined<'py>(
         &self,
         py: Python<'py>,
         refs: &[&str],
         selection: Selection<'_>,
-    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        mut take: impl FnMut(&[Vec<u32>]) -> PyResult<()>,
+    ) -> PyResult<()> {
         let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
         let (mut start, mut bytes) = (0, 0);
         for (i, text) in refs.iter().enumerate() {
@@ -282,8 +284,7 @@ impl CoreBPE {
                     }
                 })
             };
-            let build = || {
-                let mut lists = Vec::with_capacity(refs.len());
+            let mut hand_over = || {
                 for slot in &slots {
                     while slot.get().is_none() {
                         if !py.detach(encode_next) {
@@ -291,25 +292,21 @@ impl CoreBPE {
                         }
                     }
                     match slot.get().expect("encoded") {
-                        Ok(Ok(group)) => {
-                            for ids in group {
-                                lists.push(self.id_list(py, ids)?);
-                            }
-                        }
+                        Ok(Ok(group)) => take(group)?,
                         Ok(Err(e)) => return Err(to_py(e.clone())),
                         Err(what) => return Err(internal_error(what)),
                     }
                 }
-                Ok(lists)
+                Ok(())
             };
-            let lists = build();
+            let handed = hand_over();
             // An error stops the tasks at their next group. The scope waits
             // for them as it ends, so wait here, where the GIL can be let go.
-            if lists.is_err() {
+            if handed.is_err() {
                 stop.store(true, Ordering::Relaxed);
             }
             wait_for(&|| ended.load(Ordering::Relaxed) == tasks);
-            lists
+            handed
         })
     }
 
@@ -501,7 +498,13 @@ impl CoreBPE {
         let (allowed, disallowed) = self.chosen(allowed, disallowed);
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         check_batch(py, self.inner.vocab().special(), &refs, &disallowed)?;
-        let lists = self.pipelined_lists(py, &refs, allowed.selection())?;
+        let mut lists = Vec::with_capacity(refs.len());
+        self.pipelined(py, &refs, allowed.selection(), |group| {
+            for ids in group {
+                lists.push(self.id_list(py, ids)?);
+            }
+            Ok(())
+        })?;
         PyList::new(py, lists)
     }
 
@@ -514,14 +517,30 @@ impl CoreBPE {
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        let batch = self.batch_ids(py, &texts, allowed, disallowed, None)?;
-        let total: usize = batch.iter().map(Vec::len).sum();
-        let ids = u32_buffer(py, batch.iter().flatten().copied(), total)?;
-        let mut offsets = Vec::with_capacity(batch.len() + 1);
+        let mut offsets = Vec::with_capacity(texts.len() + 1);
         offsets.push(0u64);
-        for ids in &batch {
-            offsets.push(offsets[offsets.len() - 1] + ids.len() as u64);
+        let mut flat = Vec::new();
+        let total_bytes: usize = texts.iter().map(|t| t.len()).sum();
+        if texts.len() < 2 || total_bytes < PIPELINE_BYTES {
+            let batch = self.batch_ids(py, &texts, allowed, disallowed, None)?;
+            flat.reserve_exact(batch.iter().map(Vec::len).sum());
+            for ids in &batch {
+                flat.extend_from_slice(ids);
+                offsets.push(flat.len() as u64);
+            }
+        } else {
+            let (allowed, disallowed) = self.chosen(allowed, disallowed);
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            check_batch(py, self.inner.vocab().special(), &refs, &disallowed)?;
+            self.pipelined(py, &refs, allowed.selection(), |group| {
+                for ids in group {
+                    flat.extend_from_slice(ids);
+                    offsets.push(flat.len() as u64);
+                }
+                Ok(())
+            })?;
         }
+        let ids = u32_buffer(py, flat.iter().copied(), flat.len())?;
         let offsets_buffer = PyByteArray::new_with(py, offsets.len() * 8, |buf| {
             for (chunk, offset) in buf.chunks_exact_mut(8).zip(&offsets) {
                 chunk.copy_from_slice(&offset.to_ne_bytes());
