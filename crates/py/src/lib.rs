@@ -310,6 +310,21 @@ impl CoreBPE {
         })
     }
 
+    /// [`Self::pipelined`] after the special-token check of [`Self::batch_ids`].
+    fn checked_pipelined(
+        &self,
+        py: Python<'_>,
+        texts: &[PyBackedStr],
+        allowed: Vec<usize>,
+        disallowed: Vec<usize>,
+        take: impl FnMut(&[Vec<u32>]) -> PyResult<()>,
+    ) -> PyResult<()> {
+        let (allowed, disallowed) = self.chosen(allowed, disallowed);
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        check_batch(py, self.inner.vocab().special(), &refs, &disallowed)?;
+        self.pipelined(py, &refs, allowed.selection(), take)
+    }
+
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         self.ints.list(py, ids)
     }
@@ -379,11 +394,17 @@ impl CoreBPE {
 /// thread: on 2 cores, batches of 16 to 64 KB gained at most 1.09x from the
 /// pool (waking its threads costs about what sharing saves), and 128 KB 1.6x.
 const SMALL_BATCH_BYTES: usize = 1 << 16;
-/// Batches of lists from this size on build the lists while the pool encodes
-/// (below it, a thread and the hand-offs cost more than they save).
+/// Batches from this size on are encoded in groups, the calling thread taking
+/// part and building the lists (or filling the flat ids) between its groups;
+/// smaller ones go to the pool whole, and their lists follow.
 const PIPELINE_BYTES: usize = 1 << 20;
 /// ... in groups of texts of about this many bytes.
 const PIPELINE_GROUP_BYTES: usize = 1 << 15;
+
+/// Whether a batch takes the pipelined path (see [`PIPELINE_BYTES`]).
+fn pipelines(texts: &[PyBackedStr]) -> bool {
+    texts.len() >= 2 && texts.iter().map(|t| t.len()).sum::<usize>() >= PIPELINE_BYTES
+}
 
 /// `count` ids as native-endian u32 in a new bytearray.
 fn u32_buffer<'py>(
@@ -486,8 +507,7 @@ impl CoreBPE {
         disallowed: Vec<usize>,
         dropout: Option<(f64, u64)>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let total_bytes: usize = texts.iter().map(|t| t.len()).sum();
-        if dropout.is_some() || texts.len() < 2 || total_bytes < PIPELINE_BYTES {
+        if dropout.is_some() || !pipelines(&texts) {
             let batch = self.batch_ids(py, &texts, allowed, disallowed, dropout)?;
             let lists = batch
                 .iter()
@@ -495,11 +515,8 @@ impl CoreBPE {
                 .collect::<PyResult<Vec<_>>>()?;
             return PyList::new(py, lists);
         }
-        let (allowed, disallowed) = self.chosen(allowed, disallowed);
-        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        check_batch(py, self.inner.vocab().special(), &refs, &disallowed)?;
-        let mut lists = Vec::with_capacity(refs.len());
-        self.pipelined(py, &refs, allowed.selection(), |group| {
+        let mut lists = Vec::with_capacity(texts.len());
+        self.checked_pipelined(py, &texts, allowed, disallowed, |group| {
             for ids in group {
                 lists.push(self.id_list(py, ids)?);
             }
@@ -519,28 +536,24 @@ impl CoreBPE {
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         let mut offsets = Vec::with_capacity(texts.len() + 1);
         offsets.push(0u64);
-        let mut flat = Vec::new();
-        let total_bytes: usize = texts.iter().map(|t| t.len()).sum();
-        if texts.len() < 2 || total_bytes < PIPELINE_BYTES {
-            let batch = self.batch_ids(py, &texts, allowed, disallowed, None)?;
-            flat.reserve_exact(batch.iter().map(Vec::len).sum());
-            for ids in &batch {
-                flat.extend_from_slice(ids);
-                offsets.push(flat.len() as u64);
-            }
-        } else {
-            let (allowed, disallowed) = self.chosen(allowed, disallowed);
-            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-            check_batch(py, self.inner.vocab().special(), &refs, &disallowed)?;
-            self.pipelined(py, &refs, allowed.selection(), |group| {
+        let ids = if pipelines(&texts) {
+            let mut flat = Vec::new();
+            self.checked_pipelined(py, &texts, allowed, disallowed, |group| {
                 for ids in group {
                     flat.extend_from_slice(ids);
                     offsets.push(flat.len() as u64);
                 }
                 Ok(())
             })?;
-        }
-        let ids = u32_buffer(py, flat.iter().copied(), flat.len())?;
+            u32_buffer(py, flat.iter().copied(), flat.len())?
+        } else {
+            let batch = self.batch_ids(py, &texts, allowed, disallowed, None)?;
+            for ids in &batch {
+                offsets.push(offsets[offsets.len() - 1] + ids.len() as u64);
+            }
+            let total = offsets[offsets.len() - 1] as usize;
+            u32_buffer(py, batch.iter().flatten().copied(), total)?
+        };
         let offsets_buffer = PyByteArray::new_with(py, offsets.len() * 8, |buf| {
             for (chunk, offset) in buf.chunks_exact_mut(8).zip(&offsets) {
                 chunk.copy_from_slice(&offset.to_ne_bytes());
