@@ -114,9 +114,10 @@ def test_forked_child_can_encode_batches():
 
 
 def test_large_batches_equal_text_by_text_encoding():
-    """Batches of 1 MiB and more are encoded in groups, taken in order by the
-    pool and by the calling thread, which builds the lists (or the flat
-    array) of the groups done between its own: same ids, same order."""
+    """Batches of 1 MiB and more are encoded in groups, taken from the back by
+    the pool and from the front by the calling thread, which hands over the
+    groups done (lists, or runs of the flat array), in any order, between its
+    own: same ids, same order."""
     tok = bytepair.train([TEXT], 400, special_tokens=["<|end|>"], progress=False)
     texts = [TEXT[i:] * 2 + "<|end|>" + TEXT[: i % 97] for i in range(0, 3000, 7)] + ["", "x"]
     assert sum(len(t.encode()) for t in texts) > 1 << 20  # the pipelined path

@@ -7,6 +7,10 @@
 //! encodes it `rounds` times with `encode_ordinary`, and prints the best
 //! MB/s, the id count and a checksum; with `ids out`, writes the ids as
 //! little-endian u32. Under `valgrind --tool=callgrind` use one round.
+//!
+//! With `BYTEPAIR_PROFILE_COLD=1` in the environment, 96 MB are written
+//! before each round, so that the vocabulary starts out of the CPU caches
+//! as in `bench/`, where the peers run between bytepair's rounds.
 
 use std::time::Instant;
 
@@ -43,9 +47,17 @@ fn main() {
     bytepair_core::scan::is_space('\u{e9}');
     let mut best = f64::INFINITY;
     let mut ids = Vec::new();
-    for _ in 0..rounds.max(1) {
+    let mut evictor = match std::env::var_os("BYTEPAIR_PROFILE_COLD") {
+        Some(_) => vec![0u8; 96 << 20],
+        None => Vec::new(),
+    };
+    for round in 0..rounds.max(1) {
         // Every round encodes text new to the tokenizer.
         tokenizer.clear_cache();
+        for line in evictor.iter_mut().step_by(64) {
+            *line = line.wrapping_add(round as u8 | 1);
+        }
+        std::hint::black_box(&evictor);
         let start = Instant::now();
         ids = tokenizer.encode_ordinary(&text).expect("encodes");
         best = best.min(start.elapsed().as_secs_f64());

@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -209,20 +209,24 @@ impl IdInts {
 }
 
 impl CoreBPE {
-    /// Encodes a large batch and hands the ids of its texts to `take`, in
-    /// order, on this thread with the GIL. The texts are encoded in groups of
-    /// about [`PIPELINE_GROUP_BYTES`], taken in order by the pool's threads
-    /// but one and by this thread, which between groups hands over the ids of
+    /// Encodes a large batch and hands the ids of its texts to `take`, group
+    /// by group in any order (with the index of the group's first text), on
+    /// this thread with the GIL. The texts are encoded in groups of about
+    /// [`PIPELINE_GROUP_BYTES`]: this thread takes them from the front, the
+    /// pool's threads but one from the back, so that each thread meets the
+    /// words of one stretch of the batch and learns fewer of them twice (its
+    /// piece cache is its own). Between its groups this thread hands over
     /// the groups done so far. Building lists needs the GIL: after the
     /// encoding it would be a serial tail, and beside a full pool a third
-    /// thread on the cores. The GIL is released while this thread encodes
-    /// or waits.
+    /// thread on the cores. The GIL is released while this thread encodes or
+    /// waits. On failure the error is that of the first failing text, as on
+    /// one thread.
     fn pipelined<'py>(
         &self,
         py: Python<'py>,
         refs: &[&str],
         selection: Selection<'_>,
-        mut take: impl FnMut(&[Vec<u32>]) -> PyResult<()>,
+        mut take: impl FnMut(usize, &[Vec<u32>]) -> PyResult<()>,
     ) -> PyResult<()> {
         let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
         let (mut start, mut bytes) = (0, 0);
@@ -236,29 +240,54 @@ impl CoreBPE {
         type Slot = OnceLock<Result<Result<Vec<Vec<u32>>, Error>, String>>;
         let slots: Vec<Slot> = groups.iter().map(|_| OnceLock::new()).collect();
         let (lock, done) = (Mutex::new(()), std::sync::Condvar::new());
-        // The next group to encode, whether to stop (the lists failed), and
-        // how many of the pool's tasks have ended.
-        let (next, stop, ended) = (
+        // The groups not yet taken, `front..back`, packed in one word so that
+        // both ends are claimed atomically; the first group that failed (none
+        // after it is encoded); how many groups are encoded, and how many of
+        // the pool's tasks have ended.
+        let untaken = AtomicU64::new(groups.len() as u64);
+        let (first_failed, encoded, ended) = (
+            AtomicUsize::new(usize::MAX),
             AtomicUsize::new(0),
-            AtomicBool::new(false),
             AtomicUsize::new(0),
         );
-        // Encodes the next group not yet taken; false when none is left.
-        let encode_next = || {
-            let at = next.fetch_add(1, Ordering::Relaxed);
-            if at >= groups.len() || stop.load(Ordering::Relaxed) {
+        // Encodes the group at the front (or back) not yet taken; false when
+        // none is left.
+        let encode_next = |from_front: bool| {
+            let claimed = untaken.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |packed| {
+                let (front, back) = (packed >> 32, packed & u32::MAX as u64);
+                (front < back).then(|| match from_front {
+                    true => (front + 1) << 32 | back,
+                    false => front << 32 | (back - 1),
+                })
+            });
+            let Ok(packed) = claimed else {
                 return false;
+            };
+            let at = match from_front {
+                true => (packed >> 32) as usize,
+                false => (packed & u32::MAX as u64) as usize - 1,
+            };
+            let encoded_group = if at > first_failed.load(Ordering::Acquire) {
+                // Not needed: an earlier group failed.
+                Ok(Ok(Vec::new()))
+            } else {
+                catch_unwind(AssertUnwindSafe(|| {
+                    refs[groups[at].clone()]
+                        .iter()
+                        .map(|text| self.inner.encode_with_special(text, selection))
+                        .collect()
+                }))
+                .map_err(|panic| panic_message(&*panic))
+            };
+            let failed = !matches!(encoded_group, Ok(Ok(_)));
+            let _ = slots[at].set(encoded_group);
+            if failed {
+                // After the set: whoever sees this index finds its error.
+                first_failed.fetch_min(at, Ordering::AcqRel);
             }
-            let encoded = catch_unwind(AssertUnwindSafe(|| {
-                refs[groups[at].clone()]
-                    .iter()
-                    .map(|text| self.inner.encode_with_special(text, selection))
-                    .collect()
-            }))
-            .map_err(|panic| panic_message(&*panic));
-            let _ = slots[at].set(encoded);
             // Under the lock, so a waiter cannot miss it.
             let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+            encoded.fetch_add(1, Ordering::Release);
             done.notify_all();
             true
         };
@@ -269,7 +298,7 @@ impl CoreBPE {
             // leaves its task to the others.
             for _ in 0..tasks {
                 scope.spawn(|_| {
-                    while encode_next() {}
+                    while encode_next(false) {}
                     let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
                     ended.fetch_add(1, Ordering::Relaxed);
                     done.notify_all();
@@ -284,29 +313,40 @@ impl CoreBPE {
                     }
                 })
             };
+            let mut handed = vec![false; groups.len()];
             let mut hand_over = || {
-                for slot in &slots {
-                    while slot.get().is_none() {
-                        if !py.detach(encode_next) {
-                            wait_for(&|| slot.get().is_some());
+                let mut left = groups.len();
+                while left > 0 {
+                    let seen = encoded.load(Ordering::Acquire);
+                    let failed = first_failed.load(Ordering::Acquire);
+                    for (at, slot) in slots.iter().enumerate().take(failed) {
+                        if let (false, Some(Ok(Ok(group)))) = (handed[at], slot.get()) {
+                            handed[at] = true;
+                            left -= 1;
+                            take(groups[at].start, group)?;
                         }
                     }
-                    match slot.get().expect("encoded") {
-                        Ok(Ok(group)) => take(group)?,
-                        Ok(Err(e)) => return Err(to_py(e.clone())),
-                        Err(what) => return Err(internal_error(what)),
+                    if failed != usize::MAX && (0..failed).all(|at| handed[at]) {
+                        return Err(match slots[failed].get() {
+                            Some(Ok(Err(e))) => to_py(e.clone()),
+                            Some(Err(what)) => internal_error(what),
+                            _ => internal_error("a failed group lost its error"),
+                        });
+                    }
+                    if left > 0 && !py.detach(|| encode_next(true)) {
+                        wait_for(&|| encoded.load(Ordering::Acquire) > seen);
                     }
                 }
                 Ok(())
             };
-            let handed = hand_over();
-            // An error stops the tasks at their next group. The scope waits
-            // for them as it ends, so wait here, where the GIL can be let go.
-            if handed.is_err() {
-                stop.store(true, Ordering::Relaxed);
+            let result = hand_over();
+            // The scope waits for the tasks as it ends, so wait here, where
+            // the GIL can be let go. An error stops them at their next group.
+            if result.is_err() {
+                first_failed.store(0, Ordering::Release);
             }
             wait_for(&|| ended.load(Ordering::Relaxed) == tasks);
-            handed
+            result
         })
     }
 
@@ -317,7 +357,7 @@ impl CoreBPE {
         texts: &[PyBackedStr],
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
-        take: impl FnMut(&[Vec<u32>]) -> PyResult<()>,
+        take: impl FnMut(usize, &[Vec<u32>]) -> PyResult<()>,
     ) -> PyResult<()> {
         let (allowed, disallowed) = self.chosen(allowed, disallowed);
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
@@ -515,14 +555,18 @@ impl CoreBPE {
                 .collect::<PyResult<Vec<_>>>()?;
             return PyList::new(py, lists);
         }
-        let mut lists = Vec::with_capacity(texts.len());
-        self.checked_pipelined(py, &texts, allowed, disallowed, |group| {
-            for ids in group {
-                lists.push(self.id_list(py, ids)?);
+        let mut lists = vec![None; texts.len()];
+        self.checked_pipelined(py, &texts, allowed, disallowed, |first, group| {
+            for (list, ids) in lists[first..].iter_mut().zip(group) {
+                *list = Some(self.id_list(py, ids)?);
             }
             Ok(())
         })?;
-        PyList::new(py, lists)
+        let lists: Option<Vec<_>> = lists.into_iter().collect();
+        PyList::new(
+            py,
+            lists.ok_or_else(|| internal_error("a text of the batch was not handed over"))?,
+        )
     }
 
     /// Like `encode_batch`, as (all ids as u32, offsets as u64: text i is
@@ -537,15 +581,21 @@ impl CoreBPE {
         let mut offsets = Vec::with_capacity(texts.len() + 1);
         offsets.push(0u64);
         let ids = if pipelines(&texts) {
-            let mut flat = Vec::new();
-            self.checked_pipelined(py, &texts, allowed, disallowed, |group| {
+            // The groups come in any order: each is kept as one run of ids.
+            let mut runs = vec![(Vec::new(), Vec::new()); texts.len()];
+            self.checked_pipelined(py, &texts, allowed, disallowed, |first, group| {
+                let (flat, lengths) = &mut runs[first];
                 for ids in group {
                     flat.extend_from_slice(ids);
-                    offsets.push(flat.len() as u64);
+                    lengths.push(ids.len() as u64);
                 }
                 Ok(())
             })?;
-            u32_buffer(py, flat.iter().copied(), flat.len())?
+            for length in runs.iter().flat_map(|(_, lengths)| lengths) {
+                offsets.push(offsets[offsets.len() - 1] + length);
+            }
+            let total = offsets[offsets.len() - 1] as usize;
+            u32_buffer(py, runs.iter().flat_map(|(flat, _)| flat).copied(), total)?
         } else {
             let batch = self.batch_ids(py, &texts, allowed, disallowed, None)?;
             for ids in &batch {
