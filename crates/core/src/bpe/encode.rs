@@ -44,59 +44,61 @@ pub fn encode_skipping_rank(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Ve
     }
 }
 
+/// Short pieces: symbols, pair ranks and pair results in small fixed
+/// arrays, so that finding the lowest rank is a plain scan of integers and
+/// closing the gap after a merge a short loop, not a call. Only the two
+/// pairs beside a merge change, so each merge costs two lookups.
 fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
-    let n = piece.len();
-    let start = out.len();
-    out.extend(piece.iter().map(|&b| vocab.byte_id(b)));
-    let symbols = &mut out[start..];
-    // The rank and result of the pair starting at each symbol (NO_RANK:
-    // none), in two arrays so that finding the lowest rank is a plain scan
-    // of integers. Only the two pairs beside a merge change, so each merge
-    // costs two lookups.
     const NO_RANK: u32 = u32::MAX;
-    let rule_at = |symbols: &[u32], i: usize| match vocab.merge_rule(symbols[i], symbols[i + 1]) {
+    let n = piece.len();
+    debug_assert!((2..=SCAN_LIMIT).contains(&n));
+    let mut symbols = [0u32; SCAN_LIMIT];
+    let mut ranks = [NO_RANK; SCAN_LIMIT];
+    let mut results = [0u32; SCAN_LIMIT];
+    for (symbol, &b) in symbols.iter_mut().zip(piece) {
+        *symbol = vocab.byte_id(b);
+    }
+    for (i, pair) in piece.windows(2).enumerate() {
+        if let Some(rule) = vocab.byte_pair_rule(pair[0], pair[1]) {
+            if rule.rank != skip {
+                (ranks[i], results[i]) = (rule.rank, rule.result);
+            }
+        }
+    }
+    let rule_at = |symbols: &[u32; SCAN_LIMIT], i: usize| match vocab
+        .merge_rule(symbols[i], symbols[i + 1])
+    {
         Some(rule) if rule.rank != skip => (rule.rank, rule.result),
         _ => (NO_RANK, 0),
     };
-    let (mut ranks_on_stack, mut results_on_stack) = ([NO_RANK; SCAN_LIMIT], [0u32; SCAN_LIMIT]);
-    let (mut ranks_on_heap, mut results_on_heap) = (Vec::new(), Vec::new());
-    let (ranks, results): (&mut [u32], &mut [u32]) = if n <= SCAN_LIMIT {
-        (&mut ranks_on_stack, &mut results_on_stack)
-    } else {
-        ranks_on_heap.resize(n, NO_RANK);
-        results_on_heap.resize(n, 0);
-        (&mut ranks_on_heap, &mut results_on_heap)
-    };
-    for (i, pair) in piece.windows(2).enumerate() {
-        (ranks[i], results[i]) = match vocab.byte_pair_rule(pair[0], pair[1]) {
-            Some(rule) if rule.rank != skip => (rule.rank, rule.result),
-            _ => (NO_RANK, 0),
-        };
-    }
     let mut len = n;
     while len >= 2 {
         // The leftmost adjacent pair of lowest rank.
-        let live = &ranks[..len - 1];
-        let lowest = live.iter().fold(NO_RANK, |low, &r| low.min(r));
+        let (mut lowest, mut at) = (NO_RANK, 0);
+        for (i, &rank) in ranks[..len - 1].iter().enumerate() {
+            if rank < lowest {
+                (lowest, at) = (rank, i);
+            }
+        }
         if lowest == NO_RANK {
             break;
         }
-        let at = live.iter().position(|&r| r == lowest).unwrap_or(0);
         symbols[at] = results[at];
-        symbols.copy_within(at + 2..len, at + 1);
-        ranks.copy_within(at + 2..len, at + 1);
-        results.copy_within(at + 2..len, at + 1);
-        len -= 1;
-        if at + 1 < len {
-            (ranks[at], results[at]) = rule_at(symbols, at);
-        } else {
-            ranks[at] = NO_RANK;
+        for k in at + 1..len - 1 {
+            symbols[k] = symbols[k + 1];
+            ranks[k] = ranks[k + 1];
+            results[k] = results[k + 1];
         }
+        len -= 1;
+        (ranks[at], results[at]) = match at + 1 < len {
+            true => rule_at(&symbols, at),
+            false => (NO_RANK, 0),
+        };
         if at > 0 {
-            (ranks[at - 1], results[at - 1]) = rule_at(symbols, at - 1);
+            (ranks[at - 1], results[at - 1]) = rule_at(&symbols, at - 1);
         }
     }
-    out.truncate(start + len);
+    out.extend_from_slice(&symbols[..len]);
 }
 
 /// Pieces longer than this (in bytes) go to the heap encoder; up to it, the
@@ -652,15 +654,31 @@ pub(crate) mod tests {
         }
     }
 
+    /// The plain O(n²) merge loop, for pieces of any length: the reference
+    /// the fast encoders are checked against.
+    fn scan_reference(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
+        let rule = |l: u32, r: u32| vocab.merge_rule(l, r).filter(|rule| rule.rank != skip);
+        let mut symbols: Vec<u32> = piece.iter().map(|&b| vocab.byte_id(b)).collect();
+        // The leftmost adjacent pair of lowest rank, while there is one.
+        while let Some((_, at, result)) = (0..symbols.len().saturating_sub(1))
+            .filter_map(|i| rule(symbols[i], symbols[i + 1]).map(|r| (r.rank, i, r.result)))
+            .min()
+        {
+            symbols[at] = result;
+            symbols.remove(at + 1);
+        }
+        out.extend(symbols);
+    }
+
     fn both(vocab: &Vocab, text: &[u8]) -> (Vec<u32>, Vec<u32>) {
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        encode_by_scan(vocab, text, u32::MAX, &mut a);
+        scan_reference(vocab, text, u32::MAX, &mut a);
         encode_by_heap(vocab, text, u32::MAX, &mut b);
         (a, b)
     }
 
     #[test]
-    fn tree_agrees_with_scan_and_heap_on_every_length_and_skip() {
+    fn scan_tree_and_heap_agree_with_the_reference_on_every_length_and_skip() {
         let v = vocab_with(&[
             (b"a", b"b"),
             (b"b", b"a"),
@@ -684,12 +702,17 @@ pub(crate) mod tests {
             for n in 2..=TREE_LIMIT {
                 for skip in [u32::MAX, 0, 2, 5] {
                     let piece = &text[..n];
-                    let (mut scan, mut tree, mut heap) = (vec![7], vec![7], vec![7]);
-                    encode_by_scan(&v, piece, skip, &mut scan);
+                    let (mut want, mut tree, mut heap) = (vec![7], vec![7], vec![7]);
+                    scan_reference(&v, piece, skip, &mut want);
                     encode_by_tree(&v, piece, skip, &mut tree);
                     encode_by_heap(&v, piece, skip, &mut heap);
-                    assert_eq!(tree, scan, "n={n} skip={skip} seed={seed}");
-                    assert_eq!(heap, scan, "n={n} skip={skip} seed={seed}");
+                    assert_eq!(tree, want, "n={n} skip={skip} seed={seed}");
+                    assert_eq!(heap, want, "n={n} skip={skip} seed={seed}");
+                    if n <= SCAN_LIMIT {
+                        let mut scan = vec![7];
+                        encode_by_scan(&v, piece, skip, &mut scan);
+                        assert_eq!(scan, want, "n={n} skip={skip} seed={seed}");
+                    }
                 }
             }
         }
@@ -739,7 +762,7 @@ pub(crate) mod tests {
         );
         assert_eq!(heap, buckets);
         let mut scan = Vec::new();
-        encode_by_scan(&v, &text[..3000], u32::MAX, &mut scan);
+        scan_reference(&v, &text[..3000], u32::MAX, &mut scan);
         let mut short = Vec::new();
         merge_linked(
             &v,
@@ -793,6 +816,25 @@ pub(crate) mod tests {
         }
         let tokens = tokens.into_iter().map(Some);
         Vocab::new(tokens, Ranking::Merges(merges), vec![]).unwrap()
+    }
+
+    #[test]
+    fn short_pieces_agree_with_the_reference_on_random_vocabularies() {
+        let mut rng = crate::rng::Rng::new(11);
+        for case in 0..300 {
+            let vocab = random_vocab(&mut rng, case % 2 == 1);
+            for _ in 0..40 {
+                let n = 2 + (rng.next_u64() % (SCAN_LIMIT as u64 - 1)) as usize;
+                let piece: Vec<u8> = (0..n)
+                    .map(|_| b"abc"[(rng.next_u64() % 3) as usize])
+                    .collect();
+                let skip = [u32::MAX, 256, 258][(rng.next_u64() % 3) as usize];
+                let (mut scan, mut want) = (vec![9], vec![9]);
+                encode_by_scan(&vocab, &piece, skip, &mut scan);
+                scan_reference(&vocab, &piece, skip, &mut want);
+                assert_eq!(scan, want, "case {case}, piece {piece:?}, skip {skip}");
+            }
+        }
     }
 
     #[test]
