@@ -30,6 +30,10 @@ const IN_STORE: u32 = u32::MAX;
 const LONG_LIMIT: usize = 1 << 14;
 const LONG_BYTES_LIMIT: usize = 1 << 20;
 const LONG_PIECE_MAX: usize = 1 << 12;
+/// Pieces encoded without the short-piece table after it filled while
+/// most lookups missed (text whose pieces rarely repeat: random letters,
+/// hex, base64); then it is tried again.
+const BYPASS_PIECES: usize = 1 << 15;
 /// Caches a thread keeps: one per tokenizer it used last.
 const CACHES_PER_THREAD: usize = 4;
 
@@ -87,6 +91,8 @@ struct ShortPieces {
     misses: usize,
     /// Ids of the table's pieces that have more than three.
     store: Vec<u32>,
+    /// Pieces still to encode without the table (see [`BYPASS_PIECES`]).
+    bypass: usize,
 }
 
 impl ShortPieces {
@@ -112,6 +118,10 @@ impl ShortPieces {
 
     #[inline]
     fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+        if self.bypass > 0 {
+            self.bypass -= 1;
+            return encode_piece(vocab, piece, out);
+        }
         let key = packed_key(piece);
         self.lookups += 1;
         let mask = self.table.len() - 1;
@@ -154,14 +164,18 @@ impl ShortPieces {
         if full {
             // Past the starting sizes, grow only while most lookups hit:
             // for text whose pieces rarely repeat (random letters) a larger
-            // table would only leave the CPU cache. That table, and one full
-            // at the largest size (bounded, and so is its store: at most 15
-            // ids a piece), start over.
+            // table would only leave the CPU cache. That table starts over
+            // after a stretch of pieces encoded without it (filling it only
+            // cost time), and one full at the largest size (bounded, and so
+            // is its store: at most 15 ids a piece) starts over at once.
             let mostly_hits = self.lookups > 2 * self.misses;
             let may_grow = self.table.len() < TABLE_START_MAX || mostly_hits;
             if self.table.len() < TABLE_MAX_SLOTS && may_grow {
                 self.grow();
             } else {
+                if !mostly_hits {
+                    self.bypass = BYPASS_PIECES;
+                }
                 self.clear();
             }
         }
@@ -314,13 +328,13 @@ impl PieceCache {
             let (old_key, remembered) = caches.remove(at);
             (old_key == key).then_some(remembered)
         });
-        Self {
-            key,
-            remembered: remembered.unwrap_or_else(|| Remembered {
-                short: ShortPieces::for_text(text_len),
-                long: LongPieces::default(),
-            }),
-        }
+        let mut remembered = remembered.unwrap_or_else(|| Remembered {
+            short: ShortPieces::for_text(text_len),
+            long: LongPieces::default(),
+        });
+        // A new text may repeat its pieces: use the table from its start.
+        remembered.short.bypass = 0;
+        Self { key, remembered }
     }
 
     /// Appends the ids of `piece` (empty: none).
@@ -369,6 +383,35 @@ mod tests {
         let keys: std::collections::HashSet<u128> = pieces.iter().map(|p| packed_key(p)).collect();
         assert_eq!(keys.len(), pieces.len());
         assert!(keys.iter().all(|&k| k != 0), "0 marks an empty slot");
+    }
+
+    #[test]
+    fn pieces_that_rarely_repeat_give_the_ids_of_each_piece_alone() {
+        // Words of random letters: the table fills with pieces that do not
+        // come back, so pieces are encoded around it for a while, then with
+        // it again (several times a call here).
+        let t = tokenizer(&[(b"a", b"b"), (b"B", b"c"), (b" ", b"a"), (b"ab", b"Bc")]);
+        let mut rng = crate::rng::Rng::new(3);
+        let words: Vec<String> = (0..120_000)
+            .map(|_| {
+                let n = 2 + (rng.next_u64() % 6) as usize;
+                (0..n)
+                    .map(|_| {
+                        (b'a' + (rng.next_u64() % 26) as u8 - 32 * (rng.next_u64() % 2) as u8)
+                            as char
+                    })
+                    .collect()
+            })
+            .collect();
+        let text = words.join(" ");
+        let mut alone = Vec::new();
+        for piece in t.pretokenizer().pieces(&text).unwrap() {
+            encode_piece(t.vocab(), piece.as_bytes(), &mut alone);
+        }
+        t.clear_cache();
+        assert_eq!(t.encode_ordinary(&text).unwrap(), alone);
+        // And again, with what the first call left.
+        assert_eq!(t.encode_ordinary(&text).unwrap(), alone);
     }
 
     #[test]
