@@ -51,7 +51,7 @@ pub fn encode_skipping_rank(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Ve
 fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
     const NO_RANK: u32 = u32::MAX;
     let n = piece.len();
-    debug_assert!((2..=SCAN_LIMIT).contains(&n));
+    debug_assert!((1..=SCAN_LIMIT).contains(&n));
     let mut symbols = [0u32; SCAN_LIMIT];
     let mut ranks = [NO_RANK; SCAN_LIMIT];
     let mut results = [0u32; SCAN_LIMIT];
@@ -824,7 +824,7 @@ pub(crate) mod tests {
         for case in 0..300 {
             let vocab = random_vocab(&mut rng, case % 2 == 1);
             for _ in 0..40 {
-                let n = 2 + (rng.next_u64() % (SCAN_LIMIT as u64 - 1)) as usize;
+                let n = 1 + (rng.next_u64() % SCAN_LIMIT as u64) as usize;
                 let piece: Vec<u8> = (0..n)
                     .map(|_| b"abc"[(rng.next_u64() % 3) as usize])
                     .collect();
