@@ -581,21 +581,24 @@ impl CoreBPE {
         let mut offsets = Vec::with_capacity(texts.len() + 1);
         offsets.push(0u64);
         let ids = if pipelines(&texts) {
-            // The groups come in any order: each is kept as one run of ids.
-            let mut runs = vec![(Vec::new(), Vec::new()); texts.len()];
+            // The groups come in any order: each is kept as one run of ids
+            // (with its first text's index), put in order at the end.
+            let mut runs = Vec::new();
             self.checked_pipelined(py, &texts, allowed, disallowed, |first, group| {
-                let (flat, lengths) = &mut runs[first];
-                for ids in group {
-                    flat.extend_from_slice(ids);
-                    lengths.push(ids.len() as u64);
-                }
+                let lengths: Vec<u64> = group.iter().map(|ids| ids.len() as u64).collect();
+                runs.push((first, group.concat(), lengths));
                 Ok(())
             })?;
-            for length in runs.iter().flat_map(|(_, lengths)| lengths) {
+            runs.sort_unstable_by_key(|&(first, _, _)| first);
+            for length in runs.iter().flat_map(|(_, _, lengths)| lengths) {
                 offsets.push(offsets[offsets.len() - 1] + length);
             }
             let total = offsets[offsets.len() - 1] as usize;
-            u32_buffer(py, runs.iter().flat_map(|(flat, _)| flat).copied(), total)?
+            u32_buffer(
+                py,
+                runs.iter().flat_map(|(_, flat, _)| flat).copied(),
+                total,
+            )?
         } else {
             let batch = self.batch_ids(py, &texts, allowed, disallowed, None)?;
             for ids in &batch {
