@@ -313,31 +313,46 @@ impl CoreBPE {
                     }
                 })
             };
-            let mut handed = vec![false; groups.len()];
+            // The groups handed over are `..front` and `back..`: this thread
+            // encodes the front in order and the pool the back, so each end
+            // advances over groups as they come done (each looked at once,
+            // however many groups the batch has). Groups after a failed one
+            // are not handed over.
+            let done_at = |at: usize| match slots[at].get() {
+                Some(Ok(Ok(group))) => Some(group),
+                _ => None,
+            };
             let mut hand_over = || {
-                let mut left = groups.len();
-                while left > 0 {
+                let (mut front, mut back) = (0, groups.len());
+                loop {
                     let seen = encoded.load(Ordering::Acquire);
                     let failed = first_failed.load(Ordering::Acquire);
-                    for (at, slot) in slots.iter().enumerate().take(failed) {
-                        if let (false, Some(Ok(Ok(group)))) = (handed[at], slot.get()) {
-                            handed[at] = true;
-                            left -= 1;
-                            take(groups[at].start, group)?;
-                        }
+                    while front < back.min(failed) {
+                        let Some(group) = done_at(front) else { break };
+                        take(groups[front].start, group)?;
+                        front += 1;
                     }
-                    if failed != usize::MAX && (0..failed).all(|at| handed[at]) {
+                    while back > front && back - 1 < failed {
+                        let Some(group) = done_at(back - 1) else {
+                            break;
+                        };
+                        take(groups[back - 1].start, group)?;
+                        back -= 1;
+                    }
+                    if front == back {
+                        return Ok(());
+                    }
+                    if front == failed {
                         return Err(match slots[failed].get() {
                             Some(Ok(Err(e))) => to_py(e.clone()),
                             Some(Err(what)) => internal_error(what),
                             _ => internal_error("a failed group lost its error"),
                         });
                     }
-                    if left > 0 && !py.detach(|| encode_next(true)) {
+                    if !py.detach(|| encode_next(true)) {
                         wait_for(&|| encoded.load(Ordering::Acquire) > seen);
                     }
                 }
-                Ok(())
             };
             let result = hand_over();
             // The scope waits for the tasks as it ends, so wait here, where
