@@ -1,5 +1,6 @@
 //! Byte-level BPE: the exact trainer (with checkpoints) and the encoder by merge rank.
 
+mod candidates;
 pub mod checkpoint;
 pub mod encode;
 pub mod piece_cache;

@@ -12,13 +12,12 @@
 //! So when the top entry's count equals its pair's current count, no other
 //! pair can beat it, ties included.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
+use super::candidates::Candidates;
 use super::checkpoint::{self, Settings};
 use crate::error::{Error, Result};
 use crate::vocab::pair_key;
@@ -116,39 +115,6 @@ pub(super) struct Word {
     pub(super) count: u64,
 }
 
-struct Candidate {
-    count: u64,
-    left: Rc<[u8]>,
-    right: Rc<[u8]>,
-    pair: u64,
-    largest_ties: bool,
-}
-
-impl Ord for Candidate {
-    /// Greater is better: higher count, then smaller (left, right) bytes
-    /// (larger with `largest_ties`).
-    fn cmp(&self, other: &Self) -> Ordering {
-        let by_bytes = (&other.left, &other.right).cmp(&(&self.left, &self.right));
-        let by_bytes = if self.largest_ties {
-            by_bytes.reverse()
-        } else {
-            by_bytes
-        };
-        self.count.cmp(&other.count).then(by_bytes)
-    }
-}
-impl PartialOrd for Candidate {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl PartialEq for Candidate {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Candidate {}
-
 struct Trainer {
     settings: Settings,
     /// `settings.max_token_length`, usize::MAX when there is none.
@@ -158,7 +124,7 @@ struct Trainer {
     words: Vec<Word>,
     symbols: Vec<u32>,
     pairs: FxHashMap<u64, PairStats>,
-    heap: BinaryHeap<Candidate>,
+    heap: Candidates,
     merges: Vec<(u32, u32)>,
     counts: Vec<u64>,
 }
@@ -195,6 +161,7 @@ impl Trainer {
             .max_token_length
             .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
         let mut trainer = Trainer {
+            heap: Candidates::new(&tokens, settings.largest_ties),
             settings,
             max_len,
             tokens,
@@ -202,7 +169,6 @@ impl Trainer {
             words,
             symbols,
             pairs: FxHashMap::default(),
-            heap: BinaryHeap::new(),
             merges: Vec::new(),
             counts: Vec::new(),
         };
@@ -222,30 +188,13 @@ impl Trainer {
                 }
             }
         }
-        let initial: Vec<Candidate> = self
+        let (max_len, tokens) = (self.max_len, &self.tokens);
+        let initial = self
             .pairs
             .iter()
-            .filter(|&(&pair, _)| self.eligible(pair))
-            .map(|(&pair, stats)| self.candidate(pair, stats.count))
-            .collect();
-        self.heap = BinaryHeap::from(initial);
-    }
-
-    /// Whether merging `pair` keeps within `max_token_length`.
-    fn eligible(&self, pair: u64) -> bool {
-        let (l, r) = unpack(pair);
-        self.tokens[l as usize].len() + self.tokens[r as usize].len() <= self.max_len
-    }
-
-    fn candidate(&self, pair: u64, count: u64) -> Candidate {
-        let (l, r) = unpack(pair);
-        Candidate {
-            count,
-            left: self.tokens[l as usize].clone(),
-            right: self.tokens[r as usize].clone(),
-            pair,
-            largest_ties: self.settings.largest_ties,
-        }
+            .filter(|&(&pair, _)| eligible(tokens, max_len, pair))
+            .map(|(&pair, stats)| (pair, stats.count));
+        self.heap.fill(initial, tokens);
     }
 
     fn write_checkpoint(&self, to: &Checkpointing) -> Result<()> {
@@ -317,18 +266,15 @@ impl Trainer {
 
     /// The best pair and its count, or None when no pair is left.
     fn pop_best(&mut self) -> Option<(u64, u64)> {
-        while let Some(top) = self.heap.pop() {
-            let current = self.pairs.get(&top.pair).map_or(0, |p| p.count);
-            if current == top.count {
-                return Some((top.pair, current));
+        while let Some((pair, count)) = self.heap.pop(&self.tokens) {
+            let current = self.pairs.get(&pair).map_or(0, |p| p.count);
+            if current == count {
+                return Some((pair, current));
             }
-            if current > 0 && current < top.count {
-                self.heap.push(Candidate {
-                    count: current,
-                    ..top
-                });
+            if current > 0 && current < count {
+                self.heap.push(pair, current, &self.tokens);
             }
-            // current > top.count: a newer entry carries it already.
+            // current > count: a newer entry carries it already.
         }
         None
     }
@@ -340,6 +286,7 @@ impl Trainer {
         }
         let id = self.tokens.len() as u32;
         let bytes: Rc<[u8]> = bytes.into();
+        self.heap.token_added(&bytes);
         self.tokens.push(bytes.clone());
         self.ids_by_bytes.insert(bytes, id);
         id
@@ -426,15 +373,20 @@ impl Trainer {
         grown.sort_unstable();
         grown.dedup();
         for key in grown {
-            if !self.eligible(key) {
+            if !eligible(&self.tokens, self.max_len, key) {
                 continue;
             }
             if let Some(count) = self.pairs.get(&key).map(|p| p.count) {
-                let candidate = self.candidate(key, count);
-                self.heap.push(candidate);
+                self.heap.push(key, count, &self.tokens);
             }
         }
     }
+}
+
+/// Whether merging `pair` keeps within `max_len` bytes (`max_token_length`).
+fn eligible(tokens: &[Rc<[u8]>], max_len: usize, pair: u64) -> bool {
+    let (l, r) = unpack(pair);
+    tokens[l as usize].len() + tokens[r as usize].len() <= max_len
 }
 
 /// How many words ahead of the one being merged to prefetch.
