@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use super::candidates::Candidates;
 use super::checkpoint::{self, Settings};
@@ -131,10 +132,11 @@ struct Trainer {
 
 /// A pair's weighted count, and the words it may occur in (words it left
 /// since are skipped when met; an entry leaves the table at count zero).
+/// Most pairs occur in a few words: up to four are kept without allocating.
 #[derive(Default)]
 struct PairStats {
     count: u64,
-    words: Vec<u32>,
+    words: SmallVec<[u32; 4]>,
 }
 
 fn unpack(pair: u64) -> (u32, u32) {
