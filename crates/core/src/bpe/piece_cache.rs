@@ -15,7 +15,7 @@ use hashbrown::HashTable;
 
 use super::encode::encode_piece;
 use crate::token_table::hash_of;
-use crate::vocab::Vocab;
+use crate::vocab::{packed_key, Vocab};
 
 /// The short-piece table's first and largest number of slots (powers of
 /// two); 32 bytes a slot.
@@ -44,29 +44,6 @@ struct Slot {
     key: u128,
     count: u32,
     ids: [u32; 3],
-}
-
-/// Packs a piece of 2 to 15 bytes and its length into one integer (bytes in
-/// order, zero-padded, the length in the top byte), from two overlapping
-/// loads rather than a byte copy.
-#[inline(always)]
-fn packed_key(piece: &[u8]) -> u128 {
-    let n = piece.len();
-    debug_assert!((2..=15).contains(&n));
-    let bytes = if n >= 8 {
-        let lo = u64::from_le_bytes(piece[..8].try_into().expect("8 bytes"));
-        let hi = u64::from_le_bytes(piece[n - 8..].try_into().expect("8 bytes"));
-        // The overlapping bytes are the same in both halves.
-        lo as u128 | (hi as u128) << ((n - 8) * 8)
-    } else if n >= 4 {
-        let lo = u32::from_le_bytes(piece[..4].try_into().expect("4 bytes"));
-        let hi = u32::from_le_bytes(piece[n - 4..].try_into().expect("4 bytes"));
-        (lo as u64 | (hi as u64) << ((n - 4) * 8)) as u128
-    } else {
-        let lo = u16::from_le_bytes(piece[..2].try_into().expect("2 bytes"));
-        (lo as u32 | (piece[n - 1] as u32) << ((n - 1) * 8)) as u128
-    };
-    bytes | (n as u128) << 120
 }
 
 #[inline(always)]
