@@ -378,6 +378,34 @@ def test_command_line_ctrl_c_says_how_to_go_on(corpus, trained, tmp_path, capsys
     assert "--resume" in capsys.readouterr().err
 
 
+def test_ctrl_c_while_a_shard_is_closed_exits_cleanly(corpus, trained, tmp_path, monkeypatch):
+    """An interrupt that lands while a shard's offsets file is written ends as
+    any Ctrl-C does: exit 130 with the --resume hint, no temporary file left,
+    and --resume gives the uninterrupted shards."""
+    model = tmp_path / "tok.json"
+    trained.save(model)
+    header = dataset._npy_header
+    closed = []
+
+    def interrupted_on_the_second_offsets(dtype, length):
+        if dtype == dataset.OFFSETS_DTYPE:
+            closed.append(length)
+            if len(closed) == 2:
+                raise KeyboardInterrupt
+        return header(dtype, length)
+
+    monkeypatch.setattr(dataset, "_npy_header", interrupted_on_the_second_offsets)
+    out = tmp_path / "out"
+    command = ["encode-dataset", *map(str, corpus), "-t", str(model), "--shard-tokens", "2000"]
+    assert main([*command, "-o", str(out)]) == 130
+    assert len(closed) == 2
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+    monkeypatch.setattr(dataset, "_npy_header", header)
+    assert main([*command, "-o", str(out), "--resume"]) == 0
+    reference = encode_dataset(corpus, trained, tmp_path / "reference", shard_tokens=2000)
+    assert files_of(out) == files_of(reference)
+
+
 def test_progress_bar_counts_input_bytes(corpus, trained, tmp_path, capsys):
     encode_dataset(corpus, trained, tmp_path / "out", progress=True)
     err = capsys.readouterr().err

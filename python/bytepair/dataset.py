@@ -574,7 +574,10 @@ class _ShardWriter:
         offsets = np.concatenate([np.zeros(1, OFFSETS_DTYPE), *self._ends]).astype(OFFSETS_DTYPE)
         temporary = offsets_path.with_name(offsets_path.name + TMP)
         with open(temporary, "wb") as g:
-            np.save(g, offsets)
+            # Not np.save: an interrupt inside its write to a real file comes
+            # out of numpy as a TypeError instead of a KeyboardInterrupt.
+            g.write(_npy_header(OFFSETS_DTYPE, len(offsets)))
+            g.write(memoryview(offsets).cast("B"))
             g.flush()
             os.fsync(g.fileno())
         os.replace(temporary, offsets_path)
