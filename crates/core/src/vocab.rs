@@ -336,6 +336,30 @@ impl Vocab {
         self.is_whole_piece(id).then_some(id)
     }
 
+    /// The merge rule of adjacent symbols `left`, `right`, which together
+    /// hold the bytes `span`. Under tiktoken's rule that is the token of
+    /// those bytes: up to 15 bytes it is looked up by them, in the tables
+    /// that every new piece's first lookup uses (smaller than the table of
+    /// pairs, and kept in the CPU cache by those lookups).
+    #[inline]
+    pub fn adjacent_rule(&self, left: u32, right: u32, span: &[u8]) -> Option<MergeRule> {
+        if !matches!(self.ranking, Ranking::TokenIds) || span.len() > 15 {
+            return self.merge_rule(left, right);
+        }
+        debug_assert!(span.len() >= 2);
+        let key = packed_key(span);
+        let id = match span.len() {
+            ..=7 => self
+                .short_whole_pieces
+                .get(&(key as u64 | (span.len() as u64) << 56)),
+            _ => self.mid_whole_pieces.get(&key),
+        };
+        id.map(|&id| MergeRule {
+            rank: id,
+            result: id,
+        })
+    }
+
     fn is_whole_piece(&self, id: u32) -> bool {
         let id = id as usize;
         !self.is_special[id]

@@ -65,11 +65,17 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
             }
         }
     }
-    let rule_at = |symbols: &[u32; SCAN_LIMIT], i: usize| match vocab
-        .merge_rule(symbols[i], symbols[i + 1])
-    {
-        Some(rule) if rule.rank != skip => (rule.rank, rule.result),
-        _ => (NO_RANK, 0),
+    // Symbol i holds piece[starts[i]..starts[i + 1]].
+    let mut starts = [0u8; SCAN_LIMIT + 1];
+    for (i, start) in starts.iter_mut().enumerate().take(n + 1) {
+        *start = i as u8;
+    }
+    let rule_at = |symbols: &[u32; SCAN_LIMIT], starts: &[u8; SCAN_LIMIT + 1], i: usize| {
+        let span = &piece[starts[i] as usize..starts[i + 2] as usize];
+        match vocab.adjacent_rule(symbols[i], symbols[i + 1], span) {
+            Some(rule) if rule.rank != skip => (rule.rank, rule.result),
+            _ => (NO_RANK, 0),
+        }
     };
     let mut len = n;
     while len >= 2 {
@@ -89,13 +95,16 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
             ranks[k] = ranks[k + 1];
             results[k] = results[k + 1];
         }
+        for k in at + 1..len {
+            starts[k] = starts[k + 1];
+        }
         len -= 1;
         (ranks[at], results[at]) = match at + 1 < len {
-            true => rule_at(&symbols, at),
+            true => rule_at(&symbols, &starts, at),
             false => (NO_RANK, 0),
         };
         if at > 0 {
-            (ranks[at - 1], results[at - 1]) = rule_at(&symbols, at - 1);
+            (ranks[at - 1], results[at - 1]) = rule_at(&symbols, &starts, at - 1);
         }
     }
     out.extend_from_slice(&symbols[..len]);
@@ -153,16 +162,24 @@ fn encode_by_tree(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
         symbols[at] = results[at];
         live &= !(1u64 << right);
         tree[leaves + right] = NO_KEY;
-        (tree[leaves + at], results[at]) = match next(live, at) {
-            Some(after) => key_of(vocab.merge_rule(symbols[at], symbols[after]), at),
-            None => (NO_KEY, 0),
+        // Symbol `i` holds piece[i..the next live position, or n].
+        let end = |live: u64, i: usize| next(live, i).unwrap_or(n);
+        let at_end = end(live, at);
+        (tree[leaves + at], results[at]) = match at_end < n {
+            true => {
+                let span = &piece[at..end(live, at_end)];
+                key_of(vocab.adjacent_rule(symbols[at], symbols[at_end], span), at)
+            }
+            false => (NO_KEY, 0),
         };
         // The leaves that changed: `first..=right`, ancestors shared once
         // their paths meet (the three are neighbours, so within a level or two).
         let before = live & ((1u64 << at) - 1);
         let first = if before != 0 {
             let p = 63 - before.leading_zeros() as usize;
-            (tree[leaves + p], results[p]) = key_of(vocab.merge_rule(symbols[p], symbols[at]), p);
+            let span = &piece[p..at_end];
+            (tree[leaves + p], results[p]) =
+                key_of(vocab.adjacent_rule(symbols[p], symbols[at], span), p);
             p
         } else {
             at
@@ -788,6 +805,15 @@ pub(crate) mod tests {
                     tokens.push(token);
                 }
             }
+            // Longer tokens made of shorter ones, so that merging reaches
+            // tokens of 8 to 15 bytes and beyond (each length has its table).
+            for _ in 0..40 {
+                let parts = [pick(rng, tokens.len() - 256), pick(rng, tokens.len() - 256)];
+                let token = [&tokens[256 + parts[0]][..], &tokens[256 + parts[1]][..]].concat();
+                if token.len() <= 24 && !tokens.contains(&token) {
+                    tokens.push(token);
+                }
+            }
             let tokens = tokens.into_iter().map(Some);
             return Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
         }
@@ -819,20 +845,52 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn short_pieces_agree_with_the_reference_on_random_vocabularies() {
+    fn pieces_agree_with_the_reference_on_random_vocabularies() {
+        // Up to 16 bytes the scan, up to 64 the tree, then the heap. First
+        // runs of one letter, where every token a..a of 2 to 24 bytes is
+        // made by merging (each length of span has its own lookup).
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        tokens.extend((2..=24).rev().map(|k| vec![b'a'; k]));
+        tokens.extend((2..=24).map(|k| [b"b".repeat(k - 1), b"a".to_vec()].concat()));
+        let tokens = tokens.into_iter().map(Some);
+        let vocab = Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
+        for n in 1..=TREE_LIMIT + 16 {
+            for piece in [
+                b"a".repeat(n),
+                [b"b".repeat(n / 2), b"a".repeat(n - n / 2)].concat(),
+            ] {
+                let (mut got, mut want) = (vec![], vec![]);
+                encode_skipping_rank(&vocab, &piece, u32::MAX, &mut got);
+                scan_reference(&vocab, &piece, u32::MAX, &mut want);
+                assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&piece));
+            }
+        }
         let mut rng = crate::rng::Rng::new(11);
         for case in 0..300 {
             let vocab = random_vocab(&mut rng, case % 2 == 1);
             for _ in 0..40 {
-                let n = 1 + (rng.next_u64() % SCAN_LIMIT as u64) as usize;
-                let piece: Vec<u8> = (0..n)
-                    .map(|_| b"abc"[(rng.next_u64() % 3) as usize])
-                    .collect();
+                let n = 1 + (rng.next_u64() % (TREE_LIMIT as u64 + 16)) as usize;
+                // Random letters, or the vocabulary's own tokens end to end
+                // (so that the long tokens come up).
+                let piece: Vec<u8> = match rng.next_u64() % 2 {
+                    0 => (0..n)
+                        .map(|_| b"abc"[(rng.next_u64() % 3) as usize])
+                        .collect(),
+                    _ => {
+                        let mut piece = Vec::new();
+                        while piece.len() < n {
+                            let id = 256 + rng.next_u64() % (vocab.len() as u64 - 256);
+                            piece.extend_from_slice(vocab.token(id as u32).unwrap());
+                        }
+                        piece.truncate(n);
+                        piece
+                    }
+                };
                 let skip = [u32::MAX, 256, 258][(rng.next_u64() % 3) as usize];
-                let (mut scan, mut want) = (vec![9], vec![9]);
-                encode_by_scan(&vocab, &piece, skip, &mut scan);
+                let (mut got, mut want) = (vec![9], vec![9]);
+                encode_skipping_rank(&vocab, &piece, skip, &mut got);
                 scan_reference(&vocab, &piece, skip, &mut want);
-                assert_eq!(scan, want, "case {case}, piece {piece:?}, skip {skip}");
+                assert_eq!(got, want, "case {case}, piece {piece:?}, skip {skip}");
             }
         }
     }
