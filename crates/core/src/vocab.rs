@@ -52,6 +52,9 @@ pub struct Vocab {
     /// The same for tokens of 8 to 15 bytes (a byte comparison and the id
     /// table's lookups cost several cache misses each).
     mid_whole_pieces: FxHashMap<u128, u32>,
+    /// And for 16 to 31 bytes (words of non-Latin scripts), by their first
+    /// and last 16 bytes and their length.
+    long_whole_pieces: FxHashMap<(u128, u128, u8), u32>,
     /// The rule of every pair of single bytes, indexed by `left << 8 | right`
     /// (rank u32::MAX: none): the first merges of every piece, without hashing.
     byte_pair_rules: Box<[MergeRule]>,
@@ -90,6 +93,15 @@ pub fn packed_key(piece: &[u8]) -> u128 {
         (lo as u32 | (piece[n - 1] as u32) << ((n - 1) * 8)) as u128
     };
     bytes | (n as u128) << 120
+}
+
+/// A piece of 16 to 31 bytes as its first and last 16 bytes and its length.
+#[inline(always)]
+fn long_key(piece: &[u8]) -> (u128, u128, u8) {
+    let n = piece.len();
+    let lo = u128::from_le_bytes(piece[..16].try_into().expect("16 bytes"));
+    let hi = u128::from_le_bytes(piece[n - 16..].try_into().expect("16 bytes"));
+    (lo, hi, n as u8)
 }
 
 fn describe(bytes: &[u8]) -> String {
@@ -243,6 +255,7 @@ impl Vocab {
             encodes_to_itself: Vec::new(),
             short_whole_pieces: FxHashMap::default(),
             mid_whole_pieces: FxHashMap::default(),
+            long_whole_pieces: FxHashMap::default(),
             byte_pair_rules: Box::default(),
         };
         let none = MergeRule {
@@ -266,6 +279,12 @@ impl Vocab {
         vocab.short_whole_pieces = (0..vocab.tokens.len() as u32)
             .filter(|&id| vocab.is_whole_piece(id))
             .filter_map(|id| short_key(vocab.tokens.get(id)).map(|key| (key, id)))
+            .collect();
+        vocab.long_whole_pieces = (0..vocab.tokens.len() as u32)
+            .filter(|&id| {
+                (16..=31).contains(&vocab.tokens.get(id).len()) && vocab.is_whole_piece(id)
+            })
+            .map(|id| (long_key(vocab.tokens.get(id)), id))
             .collect();
         vocab.mid_whole_pieces = (0..vocab.tokens.len() as u32)
             .filter(|&id| {
@@ -332,6 +351,9 @@ impl Vocab {
         if piece.len() <= 15 {
             return self.mid_whole_pieces.get(&packed_key(piece)).copied();
         }
+        if piece.len() <= 31 {
+            return self.long_whole_pieces.get(&long_key(piece)).copied();
+        }
         let id = self.id_of(piece)?;
         self.is_whole_piece(id).then_some(id)
     }
@@ -343,8 +365,17 @@ impl Vocab {
     /// pairs, and kept in the CPU cache by those lookups).
     #[inline]
     pub fn adjacent_rule(&self, left: u32, right: u32, span: &[u8]) -> Option<MergeRule> {
-        if !matches!(self.ranking, Ranking::TokenIds) || span.len() > 15 {
+        if !matches!(self.ranking, Ranking::TokenIds) || span.len() > 31 {
             return self.merge_rule(left, right);
+        }
+        if span.len() > 15 {
+            return self
+                .long_whole_pieces
+                .get(&long_key(span))
+                .map(|&id| MergeRule {
+                    rank: id,
+                    result: id,
+                });
         }
         debug_assert!(span.len() >= 2);
         let key = packed_key(span);
