@@ -46,30 +46,15 @@ pub struct Vocab {
     /// Tokens whose own bytes encode to exactly themselves: a piece equal to
     /// one of them needs no merging (for trained vocabularies, all of them).
     encodes_to_itself: Vec<bool>,
-    /// The whole-piece tokens of 2 to 7 bytes by packed key: most pieces are
-    /// short, and an integer key needs no byte comparison.
+    /// The whole-piece tokens of 2 to 31 bytes by their packed bytes (see
+    /// [`Vocab::packed_whole_piece`]), in three tables by length: 2 to 7
+    /// bytes, 8 to 15, 16 to 31 (first and last 16 bytes and the length).
     short_whole_pieces: FxHashMap<u64, u32>,
-    /// The same for tokens of 8 to 15 bytes (a byte comparison and the id
-    /// table's lookups cost several cache misses each).
     mid_whole_pieces: FxHashMap<u128, u32>,
-    /// And for 16 to 31 bytes (words of non-Latin scripts), by their first
-    /// and last 16 bytes and their length.
     long_whole_pieces: FxHashMap<(u128, u128, u8), u32>,
     /// The rule of every pair of single bytes, indexed by `left << 8 | right`
     /// (rank u32::MAX: none): the first merges of every piece, without hashing.
     byte_pair_rules: Box<[MergeRule]>,
-}
-
-/// Packs a piece of at most 7 bytes and its length into one integer.
-#[inline]
-pub fn short_key(piece: &[u8]) -> Option<u64> {
-    if piece.len() > 7 {
-        return None;
-    }
-    let mut key = [0u8; 8];
-    key[..piece.len()].copy_from_slice(piece);
-    key[7] = piece.len() as u8;
-    Some(u64::from_le_bytes(key))
 }
 
 /// Packs a piece of 2 to 15 bytes and its length into one integer (bytes in
@@ -93,6 +78,14 @@ pub fn packed_key(piece: &[u8]) -> u128 {
         (lo as u32 | (piece[n - 1] as u32) << ((n - 1) * 8)) as u128
     };
     bytes | (n as u128) << 120
+}
+
+/// A piece of 2 to 7 bytes as one integer: [`packed_key`] with the length
+/// in the top byte of 64 bits.
+#[inline(always)]
+fn short_key(piece: &[u8]) -> u64 {
+    debug_assert!((2..=7).contains(&piece.len()));
+    packed_key(piece) as u64 | (piece.len() as u64) << 56
 }
 
 /// A piece of 16 to 31 bytes as its first and last 16 bytes and its length.
@@ -276,22 +269,17 @@ impl Vocab {
         if matches!(vocab.ranking, Ranking::Merges(_)) {
             vocab.encodes_to_itself = vocab.find_tokens_that_encode_to_themselves();
         }
-        vocab.short_whole_pieces = (0..vocab.tokens.len() as u32)
-            .filter(|&id| vocab.is_whole_piece(id))
-            .filter_map(|id| short_key(vocab.tokens.get(id)).map(|key| (key, id)))
-            .collect();
-        vocab.long_whole_pieces = (0..vocab.tokens.len() as u32)
-            .filter(|&id| {
-                (16..=31).contains(&vocab.tokens.get(id).len()) && vocab.is_whole_piece(id)
-            })
-            .map(|id| (long_key(vocab.tokens.get(id)), id))
-            .collect();
-        vocab.mid_whole_pieces = (0..vocab.tokens.len() as u32)
-            .filter(|&id| {
-                (8..=15).contains(&vocab.tokens.get(id).len()) && vocab.is_whole_piece(id)
-            })
-            .map(|id| (packed_key(vocab.tokens.get(id)), id))
-            .collect();
+        for id in 0..vocab.tokens.len() as u32 {
+            let bytes = vocab.tokens.get(id);
+            if !(2..=31).contains(&bytes.len()) || !vocab.is_whole_piece(id) {
+                continue;
+            }
+            match bytes.len() {
+                ..=7 => vocab.short_whole_pieces.insert(short_key(bytes), id),
+                8..=15 => vocab.mid_whole_pieces.insert(packed_key(bytes), id),
+                _ => vocab.long_whole_pieces.insert(long_key(bytes), id),
+            };
+        }
         Ok(vocab)
     }
 
@@ -345,22 +333,30 @@ impl Vocab {
     /// to itself (so the shortcut cannot change the answer).
     #[inline]
     pub fn whole_piece(&self, piece: &[u8]) -> Option<u32> {
-        if let Some(key) = short_key(piece) {
-            return self.short_whole_pieces.get(&key).copied();
-        }
-        if piece.len() <= 15 {
-            return self.mid_whole_pieces.get(&packed_key(piece)).copied();
-        }
-        if piece.len() <= 31 {
-            return self.long_whole_pieces.get(&long_key(piece)).copied();
+        if (2..=31).contains(&piece.len()) {
+            return self.packed_whole_piece(piece);
         }
         let id = self.id_of(piece)?;
         self.is_whole_piece(id).then_some(id)
     }
 
+    /// [`Vocab::whole_piece`] for 2 to 31 bytes: one lookup of an integer
+    /// key. (Through the table of ids by bytes it is the hash of the bytes,
+    /// the id, its offsets and a byte comparison: several dependent cache
+    /// misses for each new piece.)
+    #[inline]
+    fn packed_whole_piece(&self, piece: &[u8]) -> Option<u32> {
+        match piece.len() {
+            ..=7 => self.short_whole_pieces.get(&short_key(piece)),
+            8..=15 => self.mid_whole_pieces.get(&packed_key(piece)),
+            _ => self.long_whole_pieces.get(&long_key(piece)),
+        }
+        .copied()
+    }
+
     /// The merge rule of adjacent symbols `left`, `right`, which together
     /// hold the bytes `span`. Under tiktoken's rule that is the token of
-    /// those bytes: up to 15 bytes it is looked up by them, in the tables
+    /// those bytes: up to 31 bytes it is looked up by them, in the tables
     /// that every new piece's first lookup uses (smaller than the table of
     /// pairs, and kept in the CPU cache by those lookups).
     #[inline]
@@ -368,24 +364,9 @@ impl Vocab {
         if !matches!(self.ranking, Ranking::TokenIds) || span.len() > 31 {
             return self.merge_rule(left, right);
         }
-        if span.len() > 15 {
-            return self
-                .long_whole_pieces
-                .get(&long_key(span))
-                .map(|&id| MergeRule {
-                    rank: id,
-                    result: id,
-                });
-        }
-        debug_assert!(span.len() >= 2);
-        let key = packed_key(span);
-        let id = match span.len() {
-            ..=7 => self
-                .short_whole_pieces
-                .get(&(key as u64 | (span.len() as u64) << 56)),
-            _ => self.mid_whole_pieces.get(&key),
-        };
-        id.map(|&id| MergeRule {
+        // Under this rule every token but the specials is a whole piece.
+        let id = self.packed_whole_piece(span)?;
+        Some(MergeRule {
             rank: id,
             result: id,
         })
