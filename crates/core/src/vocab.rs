@@ -83,7 +83,7 @@ pub fn packed_key(piece: &[u8]) -> u128 {
 /// A piece of 2 to 7 bytes as one integer: [`packed_key`] with the length
 /// in the top byte of 64 bits.
 #[inline(always)]
-fn short_key(piece: &[u8]) -> u64 {
+pub fn short_key(piece: &[u8]) -> u64 {
     debug_assert!((2..=7).contains(&piece.len()));
     packed_key(piece) as u64 | (piece.len() as u64) << 56
 }
