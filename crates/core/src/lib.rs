@@ -23,6 +23,7 @@ pub mod pretokenize;
 pub mod rank_file;
 pub mod rng;
 pub mod scan;
+mod scan_blocks;
 pub mod sentencepiece;
 pub mod special;
 mod token_table;

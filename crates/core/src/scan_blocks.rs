@@ -1,0 +1,203 @@
+//! Where the pieces of 64 bytes of plain ASCII start, found for all 64
+//! positions at once with bit masks, for the cl100k and o200k scanners.
+//!
+//! Within ASCII prose and code, whether a piece starts at a position depends
+//! only on the characters just before it (and, for a space, on the one just
+//! after). The rules below follow the patterns' alternatives (see the scalar
+//! scanners in `scan`, which they must agree with):
+//!
+//! - a space starts a piece unless another whitespace character follows it;
+//! - a letter starts one after a newline or a digit, after a lower-case
+//!   letter when it is upper case (o200k only), and after punctuation that
+//!   did not start its own piece (punctuation that follows punctuation or a
+//!   space: otherwise the punctuation is the word's one-character prefix);
+//! - a digit starts one after a non-digit, and every third digit of a run;
+//! - a newline starts one after a letter or a digit (after punctuation it
+//!   ends that punctuation's piece; after a newline it is the same run);
+//! - punctuation starts one after a letter, a digit or a newline.
+//!
+//! The characters these rules do not cover end the stretch they can be
+//! trusted for: non-ASCII text (and the character before it), tabs and the
+//! rarer whitespace, a space before whitespace, apostrophes that may begin a
+//! contraction, and (o200k) a slash after a newline, which can extend a
+//! punctuation piece. The scanner cuts the pieces between trusted starts
+//! and finds where the last one ends with its scalar code.
+
+/// Bit masks of the character classes of 64 bytes (bit `k`: byte `k`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Classes {
+    non_ascii: u64,
+    upper: u64,
+    lower: u64,
+    digit: u64,
+    space: u64,
+    newline: u64,
+    /// Tab, vertical tab, form feed: whitespace the rules leave out.
+    other_space: u64,
+    apostrophe: u64,
+    slash: u64,
+}
+
+/// Which builtin pattern the starts are for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pattern {
+    Cl100k,
+    O200k,
+}
+
+/// The piece starts of `bytes[i..i + 64]` that the rules decide, given that a
+/// piece starts at `i`: bit `k` is set when one starts at `i + k` (bit 0
+/// always), and `limit` is how many of the 64 positions they were decided
+/// for (starts at `k >= limit` are unknown). None when fewer than 64 bytes
+/// are left.
+#[inline]
+pub(crate) fn starts(pattern: Pattern, bytes: &[u8], i: usize) -> Option<(u64, u32)> {
+    let block: &[u8; 64] = bytes.get(i..i + 64)?.try_into().ok()?;
+    Some(starts_of(pattern, classify(block)))
+}
+
+#[inline(always)]
+fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
+    let letter = c.upper | c.lower;
+    let whitespace = c.space | c.newline | c.other_space;
+    let other = !(c.non_ascii | letter | c.digit | whitespace);
+    // Bit k of `before(x)`: x at k - 1 (nothing before bit 0, whose piece
+    // start is given).
+    let before = |x: u64| x << 1;
+    let contraction = match pattern {
+        // o200k's words end with an optional contraction.
+        Pattern::O200k => c.apostrophe & before(letter),
+        // cl100k's contractions are pieces of their own.
+        Pattern::Cl100k => c.apostrophe,
+    };
+    let slash_in_tail = match pattern {
+        Pattern::O200k => c.slash & before(c.newline),
+        Pattern::Cl100k => 0,
+    };
+    let untrusted = c.non_ascii
+        | c.non_ascii >> 1
+        | c.other_space
+        | (c.space & whitespace >> 1)
+        | contraction
+        | slash_in_tail
+        | 1 << 63;
+    let limit = untrusted.trailing_zeros();
+
+    // Punctuation that is a word's prefix started its own piece; after
+    // punctuation or a space it did not (bits 0 and 1 see nothing before).
+    let absorbed_punctuation = other & (before(other) | before(c.space));
+    let mut letter_starts = before(c.newline) | before(c.digit) | before(absorbed_punctuation);
+    if pattern == Pattern::O200k {
+        letter_starts |= c.upper & before(c.lower);
+    }
+    let run_starts = c.digit & !before(c.digit);
+    let mut digit_starts = run_starts;
+    let in_threes = c.digit & before(c.digit) & before(before(c.digit));
+    let mut third = run_starts;
+    loop {
+        third = (third << 3) & in_threes;
+        if third == 0 {
+            break;
+        }
+        digit_starts |= third;
+    }
+    let starts = 1
+        | c.space
+        | letter & letter_starts
+        | digit_starts
+        | c.newline & before(letter | c.digit)
+        | other & before(letter | c.digit | c.newline);
+    let trusted = match limit {
+        64 => u64::MAX,
+        n => (1u64 << n) - 1,
+    };
+    (starts & trusted, limit)
+}
+
+#[inline(always)]
+fn classify(block: &[u8; 64]) -> Classes {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of every x86_64 CPU.
+        unsafe { classify_sse2(block) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        classify_bytes(block)
+    }
+}
+
+/// One byte at a time: the definition, for other targets and the tests.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn classify_bytes(block: &[u8; 64]) -> Classes {
+    let mut c = Classes::default();
+    for (k, &b) in block.iter().enumerate() {
+        let bit = 1u64 << k;
+        let mask = match b {
+            0x80.. => &mut c.non_ascii,
+            b'A'..=b'Z' => &mut c.upper,
+            b'a'..=b'z' => &mut c.lower,
+            b'0'..=b'9' => &mut c.digit,
+            b' ' => &mut c.space,
+            b'\n' | b'\r' => &mut c.newline,
+            b'\t' | 0x0B | 0x0C => &mut c.other_space,
+            b'\'' => &mut c.apostrophe,
+            b'/' => &mut c.slash,
+            _ => continue,
+        };
+        *mask |= bit;
+    }
+    c
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn classify_sse2(block: &[u8; 64]) -> Classes {
+    use std::arch::x86_64::*;
+    let mut c = Classes::default();
+    for part in 0..4 {
+        let v = _mm_loadu_si128(block.as_ptr().add(16 * part).cast());
+        let is = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+        // Signed compares: non-ASCII bytes are negative, below every range.
+        let within = |lo: u8, hi: u8| {
+            _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(lo as i8 - 1)),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(hi as i8 + 1)),
+            )
+        };
+        let bits = |m: __m128i| (_mm_movemask_epi8(m) as u32 as u64) << (16 * part);
+        c.non_ascii |= bits(v);
+        c.upper |= bits(within(b'A', b'Z'));
+        c.lower |= bits(within(b'a', b'z'));
+        c.digit |= bits(within(b'0', b'9'));
+        c.space |= bits(is(b' '));
+        c.newline |= bits(_mm_or_si128(is(b'\n'), is(b'\r')));
+        c.other_space |= bits(_mm_or_si128(is(b'\t'), _mm_or_si128(is(0x0B), is(0x0C))));
+        c.apostrophe |= bits(is(b'\''));
+        c.slash |= bits(is(b'/'));
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse2_classes_equal_the_bytes_classes() {
+        let mut rng = crate::rng::Rng::new(11);
+        for round in 0..2000 {
+            let mut block = [0u8; 64];
+            for b in block.iter_mut() {
+                const EDGES: &[u8] = b"@AZ[`az{/09:' \t\n\r\x0b\x0c\x0e\x1f\x7f\x80\xff";
+                let r = rng.next_u64();
+                // Half the rounds near the ranges' edges, half anywhere.
+                *b = match round % 2 {
+                    0 => EDGES[(r % EDGES.len() as u64) as usize],
+                    _ => r as u8,
+                };
+            }
+            assert_eq!(classify(&block), classify_bytes(&block), "{block:?}");
+        }
+    }
+}
