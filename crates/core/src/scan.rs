@@ -856,6 +856,9 @@ mod tests {
             " 2024", "a1", "1a", "-", " --", "\"", " \"", "'", " 's", "don't", "it's", "I'M",
             " ", "  ", " \n", "\n ", "\t", "/", "//", ".\n/", "a/b", "é", " é", "\u{a0}", "...",
             ".a", "..a", " .a", "1.a", "\n.a", "a.\nb", "_", "a_b", "\x0b", "\x7f", "\x1f",
+            // Indentation and blank lines, around newlines and punctuation.
+            "    ", "\n    ", "   \n", " \n \n ", "\n\n  ", ";\n  ", ":\n\n    ", ". \n",
+            "\r\n  ", "  x", "  1", "  (", "  \t", "\n \u{a0}",
         ];
         for (scanner, pattern) in [
             (Scanner::Cl100k, CL100K_PATTERN),
@@ -875,6 +878,25 @@ mod tests {
                     by_regex(&regex, &text),
                     "{pattern} on {text:?}"
                 );
+            }
+            // Long runs of whitespace across a block's edge, at every offset.
+            for shift in 0..80 {
+                for run in [
+                    "\n{s}\nb",
+                    "a{s}\nb",
+                    ".\n{s}x",
+                    "a\n{s}\tb",
+                    "\n{s}é",
+                    "{s}12",
+                ] {
+                    let spaces = " ".repeat(5 + shift % 70);
+                    let text = "x".repeat(shift) + &run.replace("{s}", &spaces) + " the end.";
+                    assert_eq!(
+                        by_scanner(scanner, &text),
+                        by_regex(&regex, &text),
+                        "{pattern} on {text:?}"
+                    );
+                }
             }
         }
     }

@@ -6,7 +6,9 @@
 //! after). The rules below follow the patterns' alternatives (see the scalar
 //! scanners in `scan`, which they must agree with):
 //!
-//! - a space starts a piece unless another whitespace character follows it;
+//! - a space starts a piece when it begins a run of whitespace, begins the
+//!   spaces after the run's last newline (or after the newlines that end a
+//!   punctuation piece), or is the last before a non-space;
 //! - a letter starts one after a newline or a digit, after a lower-case
 //!   letter when it is upper case (o200k only), and after punctuation that
 //!   did not start its own piece (punctuation that follows punctuation or a
@@ -18,9 +20,9 @@
 //!
 //! The characters these rules do not cover end the stretch they can be
 //! trusted for: non-ASCII text (and the character before it), tabs and the
-//! rarer whitespace, a space before whitespace, apostrophes that may begin a
-//! contraction, and (o200k) a slash after a newline, which can extend a
-//! punctuation piece. The scanner cuts the pieces between trusted starts
+//! rarer whitespace (and the spaces before them), apostrophes that may
+//! begin a contraction, and (o200k) a slash after a newline, which can
+//! extend a punctuation piece; so do spaces that reach the block's end. The scanner cuts the pieces between trusted starts
 //! and finds where the last one ends with its scalar code.
 
 /// Bit masks of the character classes of 64 bytes (bit `k`: byte `k`).
@@ -74,10 +76,15 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
         Pattern::O200k => c.slash & before(c.newline),
         Pattern::Cl100k => 0,
     };
+    let (space_starts, undecided_spaces) = match c.space & whitespace >> 1 {
+        // No space before whitespace (most prose): each space starts a piece.
+        0 => (c.space, 0),
+        _ => whitespace_runs(c, other),
+    };
     let untrusted = c.non_ascii
         | c.non_ascii >> 1
         | c.other_space
-        | (c.space & whitespace >> 1)
+        | undecided_spaces
         | contraction
         | slash_in_tail
         | 1 << 63;
@@ -102,7 +109,7 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
         digit_starts |= third;
     }
     let starts = 1
-        | c.space
+        | space_starts
         | letter & letter_starts
         | digit_starts
         | c.newline & before(letter | c.digit)
@@ -112,6 +119,53 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
         n => (1u64 << n) - 1,
     };
     (starts & trusted, limit)
+}
+
+/// The spaces that start a piece, and those that cannot be decided here
+/// (the runs before a tab or non-ASCII text, or at the block's end, whose
+/// whitespace may go on), for a block with runs of whitespace.
+#[inline(never)]
+fn whitespace_runs(c: Classes, other: u64) -> (u64, u64) {
+    let before = |x: u64| x << 1;
+    let spaces_before_newline = runs_followed_by(c.space, c.newline);
+    let undecided =
+        runs_followed_by(c.space, c.other_space | c.non_ascii) | runs_to_the_end(c.space);
+    // Newlines right after punctuation end its piece (`[\r\n]*`).
+    let tail_newlines = fill_from_seeds(c.newline, c.newline & before(other));
+    // A whitespace run with a newline is cut after its last newline
+    // (`\s*[\r\n]+`), and its last space before a non-space starts the next
+    // piece (`\s+(?!\S)`): a space starts a piece when it begins a run of
+    // whitespace, begins the spaces after the run's last newline or after
+    // the newlines of a punctuation piece, or is the last before a non-space.
+    let run = c.space | c.newline;
+    let starts = c.space
+        & (!before(run)
+            | before(c.newline) & !spaces_before_newline
+            | before(tail_newlines)
+            | !(run >> 1));
+    (starts, undecided)
+}
+
+/// The bits of the runs of `runs` that a bit of `next` follows.
+#[inline(always)]
+fn runs_followed_by(runs: u64, next: u64) -> u64 {
+    let reversed = runs.reverse_bits();
+    fill_from_seeds(reversed, reversed & next.reverse_bits() << 1).reverse_bits()
+}
+
+/// The bits of the run of `runs` that reaches bit 63, if any.
+#[inline(always)]
+fn runs_to_the_end(runs: u64) -> u64 {
+    let reversed = runs.reverse_bits();
+    fill_from_seeds(reversed, reversed & 1).reverse_bits()
+}
+
+/// The bits of the runs of `runs` whose lowest bit is in `seeds`: adding a
+/// run's lowest bit carries through the whole run. (Reversed, a run's
+/// lowest bit is the one just before what follows it.)
+#[inline(always)]
+fn fill_from_seeds(runs: u64, seeds: u64) -> u64 {
+    runs & !runs.wrapping_add(seeds)
 }
 
 #[inline(always)]
