@@ -265,8 +265,8 @@ fn cut<'t>(text: &'t str, mut piece: impl FnMut(&'t str), end_at: impl Fn(&str, 
 }
 
 /// [`cut`], with the starts in plain ASCII found 64 bytes at a time (see
-/// [`scan_blocks`]); `end_at` ends the last piece of each block, and every
-/// piece elsewhere.
+/// [`scan_blocks`]; the next block begins at the last start of a block),
+/// and `end_at` for every piece elsewhere.
 #[inline(always)]
 fn cut_by_blocks<'t>(
     text: &'t str,
@@ -305,6 +305,10 @@ fn cut_by_blocks<'t>(
                         piece(&text[i..end]);
                         i = end;
                         rest &= rest - 1;
+                    }
+                    // A whole block: the next one starts at its last start.
+                    if limit == 63 && i > block {
+                        continue;
                     }
                 }
                 None => next_block = usize::MAX,
@@ -859,6 +863,9 @@ mod tests {
             // Indentation and blank lines, around newlines and punctuation.
             "    ", "\n    ", "   \n", " \n \n ", "\n\n  ", ";\n  ", ":\n\n    ", ". \n",
             "\r\n  ", "  x", "  1", "  (", "  \t", "\n \u{a0}",
+            // Typographic punctuation, beside letters, spaces and other punctuation.
+            "“", " “", "”", "”.", ".”", "’", "’s", "don’t", "—", " — ", "—a", "…", "–", "\n“",
+            " “Hello,” ", "(“", "‘x’", "“\n", "1—2", "’\u{a0}", "é—", "—é", "“\t",
         ];
         for (scanner, pattern) in [
             (Scanner::Cl100k, CL100K_PATTERN),

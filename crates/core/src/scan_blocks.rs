@@ -18,12 +18,17 @@
 //!   ends that punctuation's piece; after a newline it is the same run);
 //! - punctuation starts one after a letter, a digit or a newline.
 //!
+//! Typographic punctuation (curly quotes, dashes, the ellipsis: three bytes
+//! each in UTF-8) is punctuation like the ASCII kind, found from its first
+//! byte; no piece starts inside it.
+//!
 //! The characters these rules do not cover end the stretch they can be
-//! trusted for: non-ASCII text (and the character before it), tabs and the
-//! rarer whitespace (and the spaces before them), apostrophes that may
-//! begin a contraction, and (o200k) a slash after a newline, which can
-//! extend a punctuation piece; so do spaces that reach the block's end. The scanner cuts the pieces between trusted starts
-//! and finds where the last one ends with its scalar code.
+//! trusted for: other non-ASCII text (and the character before it), tabs
+//! and the rarer whitespace (and the spaces before them), apostrophes that
+//! may begin a contraction, and (o200k) a slash after a newline, which can
+//! extend a punctuation piece; so do spaces that reach the block's end. The
+//! scanner cuts the pieces between trusted starts and finds where the last
+//! one ends with its scalar code.
 
 /// Bit masks of the character classes of 64 bytes (bit `k`: byte `k`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,6 +43,8 @@ struct Classes {
     other_space: u64,
     apostrophe: u64,
     slash: u64,
+    /// The first bytes of typographic punctuation (see [`punctuation_leads`]).
+    punctuation_leads: u64,
 }
 
 /// Which builtin pattern the starts are for.
@@ -55,17 +62,45 @@ pub(crate) enum Pattern {
 #[inline]
 pub(crate) fn starts(pattern: Pattern, bytes: &[u8], i: usize) -> Option<(u64, u32)> {
     let block: &[u8; 64] = bytes.get(i..i + 64)?.try_into().ok()?;
-    Some(starts_of(pattern, classify(block)))
+    let mut classes = classify(block);
+    classes.punctuation_leads = punctuation_leads(block, classes.non_ascii);
+    Some(starts_of(pattern, classes))
+}
+
+/// The first bytes of the typographic punctuation in `block` whose three
+/// bytes are all in it: – — ‘ ’ “ ” … (U+2013, U+2014, U+2018, U+2019,
+/// U+201C, U+201D, U+2026, all `[^\s\p{L}\p{N}]`). Looked for among a few
+/// non-ASCII bytes only: a block of non-Latin text is not worth it.
+#[inline(always)]
+fn punctuation_leads(block: &[u8; 64], non_ascii: u64) -> u64 {
+    const FEW: u32 = 12;
+    if non_ascii == 0 || non_ascii.count_ones() > FEW {
+        return 0;
+    }
+    let (mut leads, mut rest) = (0, non_ascii);
+    while rest != 0 {
+        let k = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        if let [0xE2, 0x80, 0x93 | 0x94 | 0x98 | 0x99 | 0x9C | 0x9D | 0xA6, ..] = block[k..] {
+            leads |= 1 << k;
+            rest &= !(0b11 << (k + 1));
+        }
+    }
+    leads
 }
 
 #[inline(always)]
 fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
-    let letter = c.upper | c.lower;
-    let whitespace = c.space | c.newline | c.other_space;
-    let other = !(c.non_ascii | letter | c.digit | whitespace);
     // Bit k of `before(x)`: x at k - 1 (nothing before bit 0, whose piece
     // start is given).
     let before = |x: u64| x << 1;
+    let leads = c.punctuation_leads;
+    let inside_punctuation = before(leads) | before(before(leads));
+    let unknown = c.non_ascii & !(leads | inside_punctuation);
+    let letter = c.upper | c.lower;
+    let whitespace = c.space | c.newline | c.other_space;
+    // All three bytes of typographic punctuation count as punctuation.
+    let other = !(unknown | letter | c.digit | whitespace);
     let contraction = match pattern {
         // o200k's words end with an optional contraction.
         Pattern::O200k => c.apostrophe & before(letter),
@@ -79,10 +114,10 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
     let (space_starts, undecided_spaces) = match c.space & whitespace >> 1 {
         // No space before whitespace (most prose): each space starts a piece.
         0 => (c.space, 0),
-        _ => whitespace_runs(c, other),
+        _ => whitespace_runs(c, other, unknown),
     };
-    let untrusted = c.non_ascii
-        | c.non_ascii >> 1
+    let untrusted = unknown
+        | unknown >> 1
         | c.other_space
         | undecided_spaces
         | contraction
@@ -92,7 +127,10 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
 
     // Punctuation that is a word's prefix started its own piece; after
     // punctuation or a space it did not (bits 0 and 1 see nothing before).
-    let absorbed_punctuation = other & (before(other) | before(c.space));
+    // A character of three bytes is absorbed or not as its first byte is.
+    let absorbed_at = other & (before(other) | before(c.space)) & !inside_punctuation;
+    let absorbed_punctuation =
+        absorbed_at | before(absorbed_at & leads) | before(before(absorbed_at & leads));
     let mut letter_starts = before(c.newline) | before(c.digit) | before(absorbed_punctuation);
     if pattern == Pattern::O200k {
         letter_starts |= c.upper & before(c.lower);
@@ -125,11 +163,10 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
 /// (the runs before a tab or non-ASCII text, or at the block's end, whose
 /// whitespace may go on), for a block with runs of whitespace.
 #[inline(never)]
-fn whitespace_runs(c: Classes, other: u64) -> (u64, u64) {
+fn whitespace_runs(c: Classes, other: u64, unknown: u64) -> (u64, u64) {
     let before = |x: u64| x << 1;
     let spaces_before_newline = runs_followed_by(c.space, c.newline);
-    let undecided =
-        runs_followed_by(c.space, c.other_space | c.non_ascii) | runs_to_the_end(c.space);
+    let undecided = runs_followed_by(c.space, c.other_space | unknown) | runs_to_the_end(c.space);
     // Newlines right after punctuation end its piece (`[\r\n]*`).
     let tail_newlines = fill_from_seeds(c.newline, c.newline & before(other));
     // A whitespace run with a newline is cut after its last newline
