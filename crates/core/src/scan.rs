@@ -286,16 +286,17 @@ fn cut_by_blocks<'t>(
         if i >= next_block {
             match scan_blocks::starts(pattern, bytes, i) {
                 Some((starts, limit)) => {
-                    let block = i;
-                    next_block = if limit == 63 {
-                        0
-                    } else if starts.count_ones() >= WORTH_IT {
-                        block + limit as usize + 1
-                    } else {
-                        skip = (skip * 2).min(MAX_SKIP);
-                        block + skip / 2
+                    let (block, worth_it) = (i, starts.count_ones() >= WORTH_IT);
+                    next_block = match limit {
+                        63 => 0,
+                        _ if worth_it => block + limit as usize + 1,
+                        _ => {
+                            let at = block + skip;
+                            skip = (skip * 2).min(MAX_SKIP);
+                            at
+                        }
                     };
-                    if starts.count_ones() >= WORTH_IT {
+                    if worth_it {
                         skip = 64;
                     }
                     let mut rest = starts & !1;

@@ -2,8 +2,8 @@
 //! positions at once with bit masks, for the cl100k and o200k scanners.
 //!
 //! Within ASCII prose and code, whether a piece starts at a position depends
-//! only on the characters just before it (and, for a space, on the one just
-//! after). The rules below follow the patterns' alternatives (see the scalar
+//! only on the characters just before it (and, for a space, on the rest of
+//! its run of whitespace). The rules below follow the patterns' alternatives (see the scalar
 //! scanners in `scan`, which they must agree with):
 //!
 //! - a space starts a piece when it begins a run of whitespace, begins the
