@@ -245,30 +245,18 @@ impl Scanner {
     /// Calls `piece` for every piece of `text`, in order.
     pub fn for_each_piece<'t>(self, text: &'t str, piece: impl FnMut(&'t str)) {
         match self {
-            Scanner::Gpt2 => cut(text, piece, gpt2_end),
-            Scanner::Cl100k => cut_by_blocks(text, piece, cl100k_fast, Pattern::Cl100k),
-            Scanner::O200k => cut_by_blocks(text, piece, o200k_fast, Pattern::O200k),
+            Scanner::Gpt2 => cut(text, piece, gpt2_end, Pattern::Gpt2),
+            Scanner::Cl100k => cut(text, piece, cl100k_fast, Pattern::Cl100k),
+            Scanner::O200k => cut(text, piece, o200k_fast, Pattern::O200k),
         }
     }
 }
 
-/// The pieces of `text`, each ending where `end_at` says.
+/// The pieces of `text`: in plain ASCII their starts are found 64 bytes at
+/// a time (see [`scan_blocks`]; the next block begins at the last start of
+/// a block), elsewhere each piece ends where `end_at` says.
 #[inline(always)]
-fn cut<'t>(text: &'t str, mut piece: impl FnMut(&'t str), end_at: impl Fn(&str, usize) -> usize) {
-    let mut i = 0;
-    while i < text.len() {
-        let end = end_at(text, i);
-        debug_assert!(end > i && text.is_char_boundary(end));
-        piece(&text[i..end]);
-        i = end;
-    }
-}
-
-/// [`cut`], with the starts in plain ASCII found 64 bytes at a time (see
-/// [`scan_blocks`]; the next block begins at the last start of a block),
-/// and `end_at` for every piece elsewhere.
-#[inline(always)]
-fn cut_by_blocks<'t>(
+fn cut<'t>(
     text: &'t str,
     mut piece: impl FnMut(&'t str),
     end_at: impl Fn(&str, usize) -> usize,
@@ -869,6 +857,7 @@ mod tests {
             " “Hello,” ", "(“", "‘x’", "“\n", "1—2", "’\u{a0}", "é—", "—é", "“\t",
         ];
         for (scanner, pattern) in [
+            (Scanner::Gpt2, GPT2_PATTERN),
             (Scanner::Cl100k, CL100K_PATTERN),
             (Scanner::O200k, O200K_PATTERN),
         ] {

@@ -1,5 +1,7 @@
 //! Where the pieces of 64 bytes of plain ASCII start, found for all 64
-//! positions at once with bit masks, for the cl100k and o200k scanners.
+//! positions at once with bit masks, for the builtin scanners (GPT-2,
+//! cl100k, o200k; the rules below are cl100k's and o200k's, GPT-2's are
+//! simpler: see [`gpt2_starts`]).
 //!
 //! Within ASCII prose and code, whether a piece starts at a position depends
 //! only on the characters just before it (and, for a space, on the rest of
@@ -50,6 +52,7 @@ struct Classes {
 /// Which builtin pattern the starts are for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pattern {
+    Gpt2,
     Cl100k,
     O200k,
 }
@@ -101,15 +104,18 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
     let whitespace = c.space | c.newline | c.other_space;
     // All three bytes of typographic punctuation count as punctuation.
     let other = !(unknown | letter | c.digit | whitespace);
+    if pattern == Pattern::Gpt2 {
+        return gpt2_starts(c, letter, whitespace, other, unknown);
+    }
     let contraction = match pattern {
         // o200k's words end with an optional contraction.
         Pattern::O200k => c.apostrophe & before(letter),
         // cl100k's contractions are pieces of their own.
-        Pattern::Cl100k => c.apostrophe,
+        _ => c.apostrophe,
     };
     let slash_in_tail = match pattern {
         Pattern::O200k => c.slash & before(c.newline),
-        Pattern::Cl100k => 0,
+        _ => 0,
     };
     let (space_starts, undecided_spaces) = match c.space & whitespace >> 1 {
         // No space before whitespace (most prose): each space starts a piece.
@@ -157,6 +163,28 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
         n => (1u64 << n) - 1,
     };
     (starts & trusted, limit)
+}
+
+/// The starts for GPT-2's pattern (`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+|
+/// ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`), which is simpler: a run of
+/// letters, digits or punctuation starts a piece unless a space is its
+/// prefix, and a run of whitespace (newlines too) starts one and, when it is
+/// longer than one, so does its last character. Every apostrophe may begin
+/// a contraction, at any position.
+#[inline(always)]
+fn gpt2_starts(c: Classes, letter: u64, whitespace: u64, other: u64, unknown: u64) -> (u64, u32) {
+    let before = |x: u64| x << 1;
+    // Only the last character of a whitespace run depends on what follows
+    // it, and the character before non-ASCII text is not trusted.
+    let untrusted = unknown | unknown >> 1 | c.apostrophe | 1 << 63;
+    let limit = untrusted.trailing_zeros();
+    let run_starts = |class: u64| class & !before(class) & !before(c.space);
+    let starts = 1
+        | run_starts(letter)
+        | run_starts(c.digit)
+        | run_starts(other)
+        | whitespace & (!before(whitespace) | !(whitespace >> 1));
+    (starts & ((1u64 << limit) - 1), limit)
 }
 
 /// The spaces that start a piece, and those that cannot be decided here
