@@ -511,11 +511,7 @@ mod tests {
             }
         }
         let text = words.join(" ");
-        let mut alone = Vec::new();
-        for piece in t.pretokenizer().pieces(&text).unwrap() {
-            encode_piece(t.vocab(), piece.as_bytes(), &mut alone);
-        }
-        let counts: std::collections::HashSet<usize> = t
+        let each: Vec<Vec<u32>> = t
             .pretokenizer()
             .pieces(&text)
             .unwrap()
@@ -523,10 +519,12 @@ mod tests {
             .map(|p| {
                 let mut ids = Vec::new();
                 encode_piece(t.vocab(), p.as_bytes(), &mut ids);
-                ids.len()
+                ids
             })
             .collect();
+        let counts: std::collections::HashSet<usize> = each.iter().map(Vec::len).collect();
         assert!((1..=19).all(|n| counts.contains(&n)), "{counts:?}");
+        let alone = each.concat();
         t.clear_cache();
         for round in 0..3 {
             // Learned in the first round, remembered in the others.
