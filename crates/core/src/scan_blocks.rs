@@ -158,11 +158,8 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
         | digit_starts
         | c.newline & before(letter | c.digit)
         | other & before(letter | c.digit | c.newline);
-    let trusted = match limit {
-        64 => u64::MAX,
-        n => (1u64 << n) - 1,
-    };
-    (starts & trusted, limit)
+    // Bit 63 is never trusted, so `limit` < 64.
+    (starts & ((1u64 << limit) - 1), limit)
 }
 
 /// The starts for GPT-2's pattern (`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+|
