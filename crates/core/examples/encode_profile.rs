@@ -1,6 +1,6 @@
 //! Profiling aid for single-thread encoding (not part of the library):
 //!
-//! `encode_profile <cl100k|o200k> <rank file> <corpus file> [MB (0 = all, default 3)] [rounds] [ids out]`
+//! `encode_profile <gpt2|cl100k|o200k> <rank file> <corpus file> [MB (0 = all, default 3)] [rounds] [ids out]`
 //!
 //! Loads a `.tiktoken` rank file with the named builtin pre-tokenizer, takes
 //! the first MB of the corpus (cut back to a blank line, as `bench/` does),
@@ -21,7 +21,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
         eprintln!(
-            "usage: {} <cl100k|o200k> <rank file> <corpus> [MB] [rounds] [ids out]",
+            "usage: {} <gpt2|cl100k|o200k> <rank file> <corpus> [MB] [rounds] [ids out]",
             args[0]
         );
         std::process::exit(2);
