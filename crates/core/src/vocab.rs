@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::bpe::whole_chars::WholeChars;
 use crate::error::{Error, Result};
 use crate::special::SpecialTokens;
 use crate::token_table::{TableError, TokenTable};
@@ -55,10 +56,9 @@ pub struct Vocab {
     /// The rule of every pair of single bytes, indexed by `left << 8 | right`
     /// (rank u32::MAX: none): the first merges of every piece, without hashing.
     byte_pair_rules: Box<[MergeRule]>,
-    /// Under tiktoken's rule, the characters of two or three bytes that
-    /// merging may take as one symbol from the start, by code point (0:
-    /// none); see [`Vocab::char_token`]. Empty for merge lists.
-    char_tokens: Box<[u32]>,
+    /// Under tiktoken's rule, the characters that merging may take as one
+    /// symbol from the start; none for merge lists.
+    whole_chars: WholeChars,
 }
 
 /// Packs a piece of 2 to 15 bytes and its length into one integer (bytes in
@@ -254,7 +254,7 @@ impl Vocab {
             mid_whole_pieces: FxHashMap::default(),
             long_whole_pieces: FxHashMap::default(),
             byte_pair_rules: Box::default(),
-            char_tokens: Box::default(),
+            whole_chars: WholeChars::default(),
         };
         let none = MergeRule {
             rank: u32::MAX,
@@ -287,7 +287,7 @@ impl Vocab {
         }
         if matches!(vocab.ranking, Ranking::TokenIds) {
             // Merging a character's bytes alone uses the tables above.
-            vocab.char_tokens = vocab.find_char_tokens();
+            vocab.whole_chars = WholeChars::of(&vocab);
         }
         Ok(vocab)
     }
@@ -415,127 +415,12 @@ impl Vocab {
         &self.special
     }
 
-    /// The table of [`Vocab::char_token`]. A character `c` of two or three
-    /// bytes qualifies when
-    /// - its bytes are a token, which merging them alone makes, with no
-    ///   merge of a higher rank than `c`'s on the way (every shorter token
-    ///   inside them has a lower id), and
-    /// - every token that holds part of `c` and a byte beside it, when that
-    ///   byte is the last of another character of several bytes (before
-    ///   `c`) or the first of one (after `c`), has a higher id than `c`.
-    ///
-    /// Then, between such neighbours, merging `c`'s bytes is always the
-    /// lowest-ranked way to touch them until `c` is whole, and no pair with
-    /// `c` outranks a pair the bytes' merging would have chosen first: the
-    /// merges elsewhere happen in the same order, so starting from `c` gives
-    /// the same tokens. (A space before a Cyrillic letter is why the
-    /// neighbours must be characters of several bytes: " \xd0" is an early
-    /// token of cl100k, which joins the space to the letter's first byte.)
-    fn find_char_tokens(&self) -> Box<[u32]> {
-        // Key of 1 to 3 bytes: the bytes, and the length above them.
-        let key = |s: &[u8]| {
-            s.iter()
-                .rev()
-                .fold(s.len() as u32, |k, &b| k << 8 | b as u32)
-        };
-        let chars: Vec<(u32, u32, &[u8])> = (0..self.tokens.len() as u32)
-            .filter(|&id| !self.is_special[id as usize])
-            .filter_map(|id| {
-                let bytes = self.tokens.get(id);
-                let text = std::str::from_utf8(bytes).ok()?;
-                let mut chars = text.chars();
-                let c = chars.next()?;
-                (chars.next().is_none() && (2..=3).contains(&bytes.len()))
-                    .then_some((c as u32, id, bytes))
-            })
-            .collect();
-        if chars.is_empty() {
-            return Box::default();
-        }
-        // The lowest id of a token that ends with the key's bytes right after
-        // the last byte of a character (`before`), or begins with them right
-        // before the first byte of one (`after`); keys: the characters'
-        // beginnings and ends.
-        let mut before: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut after: FxHashMap<u32, u32> = FxHashMap::default();
-        for &(_, _, bytes) in &chars {
-            for k in 1..=bytes.len() {
-                before.insert(key(&bytes[..k]), u32::MAX);
-                after.insert(key(&bytes[bytes.len() - k..]), u32::MAX);
-            }
-        }
-        let is_last_byte = |b: u8| (0x80..0xc0).contains(&b);
-        let is_first_byte = |b: u8| (0xc2..=0xf4).contains(&b);
-        for (id, t) in self.tokens.iter().enumerate() {
-            if self.is_special[id] {
-                continue;
-            }
-            let id = id as u32;
-            for at in t.len().saturating_sub(3).max(1)..t.len() {
-                if is_last_byte(t[at - 1]) {
-                    if let Some(low) = before.get_mut(&key(&t[at..])) {
-                        *low = (*low).min(id);
-                    }
-                }
-            }
-            for at in 1..t.len().min(4) {
-                if is_first_byte(t[at]) {
-                    if let Some(low) = after.get_mut(&key(&t[..at])) {
-                        *low = (*low).min(id);
-                    }
-                }
-            }
-        }
-        let mut table = vec![0u32; 1 << 16].into_boxed_slice();
-        let mut parts = Vec::new();
-        for &(c, id, bytes) in &chars {
-            let n = bytes.len();
-            let crossed_later = (1..=n).all(|k| before[&key(&bytes[..k])] > id)
-                && (0..n).all(|k| after[&key(&bytes[k..])] > id);
-            let parts_earlier = (0..n)
-                .flat_map(|i| (i + 2..=n).map(move |j| (i, j)))
-                .filter(|&(i, j)| j - i < n)
-                .all(|(i, j)| self.id_of(&bytes[i..j]).is_none_or(|part| part < id));
-            parts.clear();
-            crate::bpe::encode::encode_skipping_rank(self, bytes, u32::MAX, &mut parts);
-            if crossed_later && parts_earlier && parts[..] == [id] {
-                table[c as usize] = id;
-            }
-        }
-        table
-    }
-
     /// The token of the character of two or three bytes at `piece[at..]`,
-    /// and its length, when merging may start from it as one symbol: it is
-    /// in `char_tokens`, and the bytes beside it (if any) belong to other
-    /// characters of several bytes.
+    /// and its length, when merging may start from it as one symbol there
+    /// (see [`WholeChars`]).
     #[inline]
     pub fn char_token(&self, piece: &[u8], at: usize) -> Option<(u32, usize)> {
-        let first = piece[at];
-        if first < 0xc2 || self.char_tokens.is_empty() {
-            return None;
-        }
-        let tail = |i: usize| {
-            piece
-                .get(at + i)
-                .filter(|&&b| b & 0xc0 == 0x80)
-                .map(|&b| b as u32 & 0x3f)
-        };
-        let (c, len) = if first < 0xe0 {
-            ((first as u32 & 0x1f) << 6 | tail(1)?, 2)
-        } else if first < 0xf0 {
-            let c = (first as u32 & 0x0f) << 12 | tail(1)? << 6 | tail(2)?;
-            // An overlong form is not the character (surrogates have no token).
-            (c >= 0x800).then_some((c, 3))?
-        } else {
-            return None;
-        };
-        let id = self.char_tokens[c as usize];
-        let before_ok = at == 0 || (0x80..0xc0).contains(&piece[at - 1]);
-        let after_ok = piece
-            .get(at + len)
-            .is_none_or(|&b| (0xc2..=0xf4).contains(&b));
-        (id != 0 && before_ok && after_ok).then_some((id, len))
+        self.whole_chars.at(piece, at)
     }
 
     /// The merge list: the explicit one, or for tiktoken's rule, for each

@@ -47,8 +47,7 @@ pub fn encode_skipping_rank(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Ve
 /// The symbol merging starts from at `piece[at..]`, and its length in
 /// bytes: a whole character's token where [`Vocab::char_token`] allows it
 /// (`whole_chars`: not when a rank is skipped, which needs every merge),
-/// else the byte's. Fewer symbols, fewer merges and lookups (about a quarter
-/// fewer lookups in text of Cyrillic or CJK words).
+/// else the byte's.
 #[inline(always)]
 fn first_symbol(vocab: &Vocab, piece: &[u8], at: usize, whole_chars: bool) -> (u32, usize) {
     match whole_chars.then(|| vocab.char_token(piece, at)).flatten() {

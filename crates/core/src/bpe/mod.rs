@@ -5,3 +5,4 @@ pub mod checkpoint;
 pub mod encode;
 pub mod piece_cache;
 pub mod train;
+pub mod whole_chars;
