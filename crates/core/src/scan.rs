@@ -855,6 +855,10 @@ mod tests {
             // Typographic punctuation, beside letters, spaces and other punctuation.
             "“", " “", "”", "”.", ".”", "’", "’s", "don’t", "—", " — ", "—a", "…", "–", "\n“",
             " “Hello,” ", "(“", "‘x’", "“\n", "1—2", "’\u{a0}", "é—", "—é", "“\t",
+            // Letters of two bytes the blocks know, and some beside them they do not.
+            " für", "Straße", "ÜBER", "über", "É", "ß", "×", "÷", "a×b", "1÷2", " Élan", "É1",
+            " привет", "Привет", "ПРИВЕТ", "мИр", "ѠѡѢѣ", "ёЁ", " Ѿѿ", "\u{483}", "ҁ", "ǅ", "ā",
+            "п.", ".п", "п\n", "п’", " п", "ý", "ÿŸ", "Ā", "çÇ",
         ];
         for (scanner, pattern) in [
             (Scanner::Gpt2, GPT2_PATTERN),

@@ -66,6 +66,12 @@ pub(crate) enum Pattern {
 pub(crate) fn starts(pattern: Pattern, bytes: &[u8], i: usize) -> Option<(u64, u32)> {
     let block: &[u8; 64] = bytes.get(i..i + 64)?.try_into().ok()?;
     let mut classes = classify(block);
+    if classes.non_ascii != 0 {
+        let (upper, lower) = two_byte_letters(block);
+        classes.upper |= upper;
+        classes.lower |= lower;
+        classes.non_ascii &= !(upper | lower);
+    }
     classes.punctuation_leads = punctuation_leads(block, classes.non_ascii);
     Some(starts_of(pattern, classes))
 }
@@ -230,6 +236,87 @@ fn fill_from_seeds(runs: u64, seeds: u64) -> u64 {
     runs & !runs.wrapping_add(seeds)
 }
 
+/// The case of a letter of two bytes the blocks know (Latin-1's and the
+/// basic Cyrillic ones, U+00C0-U+00FF but × and ÷, and U+0400-U+047F,
+/// all `\p{Lu}` or `\p{Ll}`): Some(true) for upper case. Beside them a
+/// rule treats both bytes as one letter's.
+fn two_byte_letter_is_upper(lead: u8, second: u8) -> Option<bool> {
+    if second & 0xc0 != 0x80 {
+        return None;
+    }
+    match lead {
+        0xc3 => match second {
+            0x97 | 0xb7 => None,
+            _ => Some(second <= 0x9e),
+        },
+        0xd0 => Some(second < 0xb0),
+        // U+0460-U+047F alternate: upper case at even code points.
+        0xd1 => Some(second >= 0xa0 && second % 2 == 0),
+        _ => None,
+    }
+}
+
+/// Both bytes of each letter of [`two_byte_letter_is_upper`] in `block`
+/// (whose both bytes are in it), upper and lower case.
+#[inline(always)]
+fn two_byte_letters(block: &[u8; 64]) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of every x86_64 CPU.
+        unsafe { two_byte_letters_sse2(block) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        two_byte_letters_bytes(block)
+    }
+}
+
+/// One pair of bytes at a time: the definition, for other targets and the tests.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn two_byte_letters_bytes(block: &[u8; 64]) -> (u64, u64) {
+    let (mut upper, mut lower) = (0, 0);
+    for k in 0..63 {
+        if let Some(is_upper) = two_byte_letter_is_upper(block[k], block[k + 1]) {
+            let both = 0b11 << k;
+            match is_upper {
+                true => upper |= both,
+                false => lower |= both,
+            }
+        }
+    }
+    (upper, lower)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn two_byte_letters_sse2(block: &[u8; 64]) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let (mut c3, mut d0, mut d1, mut odd) = (0u64, 0u64, 0u64, 0u64);
+    let (mut second, mut below_9f, mut below_a0, mut below_b0, mut x97_b7) = (0u64, 0, 0, 0, 0);
+    for part in 0..4 {
+        let v = _mm_loadu_si128(block.as_ptr().add(16 * part).cast());
+        let is = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+        // Signed: 0x80..=0xBF are the lowest values, so "below" needs no lower bound.
+        let below = |b: u8| _mm_cmplt_epi8(v, _mm_set1_epi8(b as i8));
+        let bits = |m: __m128i| (_mm_movemask_epi8(m) as u32 as u64) << (16 * part);
+        c3 |= bits(is(0xc3));
+        d0 |= bits(is(0xd0));
+        d1 |= bits(is(0xd1));
+        // Each byte's lowest bit moved to its top bit.
+        odd |= bits(_mm_slli_epi16(v, 7));
+        second |= bits(below(0xc0));
+        below_9f |= bits(below(0x9f));
+        below_a0 |= bits(below(0xa0));
+        below_b0 |= bits(below(0xb0));
+        x97_b7 |= bits(_mm_or_si128(is(0x97), is(0xb7)));
+    }
+    // The second bytes of each lead.
+    let (c3, d0, d1) = (c3 << 1 & second, d0 << 1 & second, d1 << 1 & second);
+    let upper = (c3 & below_9f | d0 & below_b0 | d1 & !below_a0 & !odd) & !(c3 & x97_b7);
+    let lower = (c3 & !below_9f | d0 & !below_b0 | d1 & (below_a0 | odd)) & !(c3 & x97_b7);
+    (upper | upper >> 1, lower | lower >> 1)
+}
+
 #[inline(always)]
 fn classify(block: &[u8; 64]) -> Classes {
     #[cfg(target_arch = "x86_64")]
@@ -314,6 +401,46 @@ mod tests {
                 };
             }
             assert_eq!(classify(&block), classify_bytes(&block), "{block:?}");
+        }
+    }
+
+    #[test]
+    fn two_byte_letters_are_the_letters_of_their_case() {
+        for c in (0x80..0x800).filter_map(char::from_u32) {
+            let mut bytes = [0; 2];
+            c.encode_utf8(&mut bytes);
+            if let Some(is_upper) = two_byte_letter_is_upper(bytes[0], bytes[1]) {
+                assert!(c.is_alphabetic(), "{c:?}");
+                assert_eq!(c.is_uppercase(), is_upper, "{c:?}");
+                assert_eq!(c.is_lowercase(), !is_upper, "{c:?}");
+            }
+        }
+        let known = (0x80..0x800)
+            .filter_map(char::from_u32)
+            .filter(|c| {
+                let mut bytes = [0; 2];
+                c.encode_utf8(&mut bytes);
+                two_byte_letter_is_upper(bytes[0], bytes[1]).is_some()
+            })
+            .count();
+        assert_eq!(known, 62 + 128);
+        let mut rng = crate::rng::Rng::new(3);
+        for round in 0..4000 {
+            let mut block = [0u8; 64];
+            for b in block.iter_mut() {
+                const EDGES: &[u8] =
+                    b"a \x7f\x80\x97\x9e\x9f\xa0\xa1\xaf\xb0\xb7\xbf\xc0\xc2\xc3\xd0\xd1\xd2";
+                let r = rng.next_u64();
+                *b = match round % 2 {
+                    0 => EDGES[(r % EDGES.len() as u64) as usize],
+                    _ => r as u8,
+                };
+            }
+            assert_eq!(
+                two_byte_letters(&block),
+                two_byte_letters_bytes(&block),
+                "{block:?}"
+            );
         }
     }
 }
