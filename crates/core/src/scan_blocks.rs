@@ -251,7 +251,7 @@ fn two_byte_letter_is_upper(lead: u8, second: u8) -> Option<bool> {
         },
         0xd0 => Some(second < 0xb0),
         // U+0460-U+047F alternate: upper case at even code points.
-        0xd1 => Some(second >= 0xa0 && second % 2 == 0),
+        0xd1 => Some(second >= 0xa0 && second.is_multiple_of(2)),
         _ => None,
     }
 }
