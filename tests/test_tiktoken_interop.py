@@ -263,6 +263,32 @@ def test_hypothesis_text(pair, text):
     assert ours == pair.enc.encode(text, allowed_special="all"), repr(text)
 
 
+# Words of the scripts whose characters merging may start from whole
+# (Cyrillic, CJK, kana) and of the two-byte letters the ASCII blocks know,
+# beside ASCII, punctuation and each other, long enough to fill blocks.
+def _word(letters: str):
+    return st.text(st.sampled_from(letters), min_size=1, max_size=12)
+
+
+script_text = st.lists(
+    st.one_of(
+        _word("абвгдеёжзийклмнопрстуфхцчшщъыьэюяАБВГДЕЁЖЗИЙОПРСЪЫЬЭЮЯѠѡѢѣ"),
+        _word("的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年"),
+        _word("のにはをたがでてとしれさあいうえおかきくけこアイウエオカキクケコンー"),
+        _word("äöüßÄÖÜéèêàçÉÀñÑ×÷"),
+        _word("abcdefghijklmnopqrstuvwxyzABCDEF"),
+        st.sampled_from([" ", "  ", "\n", ", ", ". ", "'s", "1", "42", "。", "、", "“", "—", "\t"]),
+    ),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=150)
+@given(text=script_text)
+def test_hypothesis_scripts(pair, text):
+    assert pair.tok.encode_ordinary(text) == pair.enc.encode_ordinary(text), repr(text)
+
+
 def _concatenations(tok: Tokenizer, seed: int, count: int) -> list[str]:
     """Random runs of vocabulary tokens without whitespace, 10 to 10,000 bytes,
     made text (partial characters at the joins dropped)."""
