@@ -56,6 +56,26 @@ fn first_symbol(vocab: &Vocab, piece: &[u8], at: usize, whole_chars: bool) -> (u
     }
 }
 
+/// The rule of two adjacent first symbols `left`, `right` that together
+/// hold `piece[start..end]` (none of rank `skip`): two single bytes read
+/// the table of byte pairs, any other pair is looked up.
+#[inline(always)]
+fn first_pair_rule(
+    vocab: &Vocab,
+    piece: &[u8],
+    start: usize,
+    end: usize,
+    left: u32,
+    right: u32,
+    skip: u32,
+) -> Option<MergeRule> {
+    let rule = match end - start {
+        2 => vocab.byte_pair_rule(piece[start], piece[start + 1]),
+        _ => vocab.adjacent_rule(left, right, &piece[start..end]),
+    };
+    rule.filter(|rule| rule.rank != skip)
+}
+
 /// Short pieces: symbols, pair ranks and pair results in small fixed
 /// arrays, so that finding the lowest rank is a plain scan of integers and
 /// closing the gap after a merge a short loop, not a call. Only the two
@@ -87,15 +107,12 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
         }
     };
     for i in 0..len.saturating_sub(1) {
-        let start = starts[i] as usize;
-        (ranks[i], results[i]) = if starts[i + 2] as usize - start == 2 {
-            match vocab.byte_pair_rule(piece[start], piece[start + 1]) {
-                Some(rule) if rule.rank != skip => (rule.rank, rule.result),
-                _ => (NO_RANK, 0),
-            }
-        } else {
-            rule_at(&symbols, &starts, i)
-        };
+        let (start, end) = (starts[i] as usize, starts[i + 2] as usize);
+        (ranks[i], results[i]) =
+            match first_pair_rule(vocab, piece, start, end, symbols[i], symbols[i + 1], skip) {
+                Some(rule) => (rule.rank, rule.result),
+                None => (NO_RANK, 0),
+            };
     }
     while len >= 2 {
         // The leftmost adjacent pair of lowest rank.
@@ -163,11 +180,8 @@ fn encode_by_tree(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
             0 => n,
             later => later.trailing_zeros() as usize,
         };
-        let rule = match end - left {
-            2 => vocab.byte_pair_rule(piece[left], piece[right]),
-            _ => vocab.adjacent_rule(symbols[left], symbols[right], &piece[left..end]),
-        };
-        if let Some(rule) = rule.filter(|rule| rule.rank != skip) {
+        let rule = first_pair_rule(vocab, piece, left, end, symbols[left], symbols[right], skip);
+        if let Some(rule) = rule {
             tree[leaves + left] = (rule.rank as u64) << 32 | left as u64;
             results[left] = rule.result;
         }
@@ -509,11 +523,8 @@ fn merge_linked(
             NONE => n,
             end => end as usize,
         };
-        let rule = match end - left {
-            2 => vocab.byte_pair_rule(piece[left], piece[right]),
-            _ => vocab.merge_rule(nodes[left].id, nodes[right].id),
-        };
-        if let Some(rule) = rule.filter(|rule| rule.rank != skip) {
+        let (l, r) = (nodes[left].id, nodes[right].id);
+        if let Some(rule) = first_pair_rule(vocab, piece, left, end, l, r, skip) {
             queue.push(rule.rank, left as u32);
         }
         left = right;
