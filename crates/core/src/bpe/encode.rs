@@ -3,9 +3,9 @@
 //! adjacent pair has a rank.
 //!
 //! Short pieces (almost all of them) use a plain scan, O(n²) but with n tiny
-//! the cache locality wins. Medium pieces (up to 64 bytes: words of
-//! non-ASCII letters) keep their symbols in place and find the lowest pair
-//! with a tournament tree, O(log n) a merge. Long pieces use a min-heap of
+//! the cache locality wins. Medium pieces (up to 64 symbols: words of
+//! non-ASCII letters, runs of CJK) keep their symbols in place and find the
+//! lowest pair with a tournament tree, O(log n) a merge. Long pieces use a min-heap of
 //! candidate merges over a linked list of symbols, O(n log n), so a megabyte
 //! without spaces stays fast.
 
@@ -39,7 +39,7 @@ pub fn encode_skipping_rank(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Ve
     match piece.len() {
         0 => {}
         n if n <= SCAN_LIMIT => encode_by_scan(vocab, piece, skip, out),
-        n if n <= TREE_LIMIT => encode_by_tree(vocab, piece, skip, out),
+        n if n <= TREE_BYTES_LIMIT => encode_by_tree(vocab, piece, skip, out),
         _ => encode_by_heap(vocab, piece, skip, out),
     }
 }
@@ -146,55 +146,61 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
     out.extend_from_slice(&symbols[..len]);
 }
 
-/// Pieces longer than this (in bytes) go to the heap encoder; up to it, the
-/// tree encoder (a bit set of live symbols fits one u64).
+/// Pieces of up to this many symbols go to the tree encoder (a bit set of
+/// live symbols fits one u64), longer ones to the heap encoder.
 const TREE_LIMIT: usize = 64;
+/// ... so a piece longer than this many bytes (no first symbol is longer
+/// than 3) goes to the heap encoder without counting them.
+const TREE_BYTES_LIMIT: usize = 3 * TREE_LIMIT;
 
-/// Medium pieces: symbols stay at the byte position where they start (a bit
-/// set marks the live ones, so a neighbour is one bit scan), and a
-/// tournament tree over the positions holds the lowest `(rank, position)`
-/// key at its root: each merge updates three leaves, O(log n), with no
-/// shifting of arrays.
+/// Medium pieces: symbols stay at the index where they start (a bit set
+/// marks the live ones, so a neighbour is one bit scan), and a tournament
+/// tree over the indices holds the lowest `(rank, index)` key at its root:
+/// each merge updates three leaves, O(log n), with no shifting of arrays.
+/// A piece of more than [`TREE_LIMIT`] first symbols goes to the heap
+/// encoder.
 fn encode_by_tree(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
     const NO_KEY: u64 = u64::MAX;
     let n = piece.len();
-    debug_assert!((2..=TREE_LIMIT).contains(&n));
-    let leaves = n.next_power_of_two();
+    debug_assert!((2..=TREE_BYTES_LIMIT).contains(&n));
     let mut symbols = [0u32; TREE_LIMIT];
+    // Symbol i holds piece[starts[i]..starts[the next live symbol]], or to n.
+    let mut starts = [0u8; TREE_LIMIT + 1];
+    let mut count = 0;
+    let mut at = 0;
+    while at < n {
+        if count == TREE_LIMIT {
+            return encode_by_heap(vocab, piece, skip, out);
+        }
+        let (id, width) = first_symbol(vocab, piece, at, skip == u32::MAX);
+        (symbols[count], starts[count]) = (id, at as u8);
+        count += 1;
+        at += width;
+    }
+    starts[count] = n as u8;
+    let leaves = count.next_power_of_two();
     let mut results = [0u32; TREE_LIMIT];
     // tree[1] is the root, tree[leaves + i] the pair starting at symbol i.
     let mut tree = [NO_KEY; 2 * TREE_LIMIT];
-    let mut live: u64 = 0;
-    let mut at = 0;
-    while at < n {
-        let (id, width) = first_symbol(vocab, piece, at, skip == u32::MAX);
-        symbols[at] = id;
-        live |= 1 << at;
-        at += width;
-    }
-    let mut rest = live;
-    while rest & (rest - 1) != 0 {
-        let (left, after) = (rest.trailing_zeros() as usize, rest & (rest - 1));
-        let right = after.trailing_zeros() as usize;
-        let end = match after & (after - 1) {
-            0 => n,
-            later => later.trailing_zeros() as usize,
-        };
-        let rule = first_pair_rule(vocab, piece, left, end, symbols[left], symbols[right], skip);
+    for i in 0..count - 1 {
+        let (start, end) = (starts[i] as usize, starts[i + 2] as usize);
+        let rule = first_pair_rule(vocab, piece, start, end, symbols[i], symbols[i + 1], skip);
         if let Some(rule) = rule {
-            tree[leaves + left] = (rule.rank as u64) << 32 | left as u64;
-            results[left] = rule.result;
+            tree[leaves + i] = (rule.rank as u64) << 32 | i as u64;
+            results[i] = rule.result;
         }
-        rest = after;
     }
     for k in (1..leaves).rev() {
         tree[k] = tree[2 * k].min(tree[2 * k + 1]);
     }
+    let mut live: u64 = u64::MAX >> (64 - count);
     // The first live symbol after `i`, if any.
     let next = |live: u64, i: usize| {
         let after = live & !((2u64 << i).wrapping_sub(1));
         (after != 0).then(|| after.trailing_zeros() as usize)
     };
+    // Where the bytes of live symbol `i` end.
+    let end = |live: u64, i: usize| starts[next(live, i).unwrap_or(count)] as usize;
     let key_of = |rule: Option<MergeRule>, i: usize| match rule {
         Some(rule) if rule.rank != skip => ((rule.rank as u64) << 32 | i as u64, rule.result),
         _ => (NO_KEY, 0),
@@ -209,22 +215,19 @@ fn encode_by_tree(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
         symbols[at] = results[at];
         live &= !(1u64 << right);
         tree[leaves + right] = NO_KEY;
-        // Symbol `i` holds piece[i..the next live position, or n].
-        let end = |live: u64, i: usize| next(live, i).unwrap_or(n);
-        let at_end = end(live, at);
-        (tree[leaves + at], results[at]) = match at_end < n {
-            true => {
-                let span = &piece[at..end(live, at_end)];
-                key_of(vocab.adjacent_rule(symbols[at], symbols[at_end], span), at)
+        (tree[leaves + at], results[at]) = match next(live, at) {
+            Some(after) => {
+                let span = &piece[starts[at] as usize..end(live, after)];
+                key_of(vocab.adjacent_rule(symbols[at], symbols[after], span), at)
             }
-            false => (NO_KEY, 0),
+            None => (NO_KEY, 0),
         };
         // The leaves that changed: `first..=right`, ancestors shared once
         // their paths meet (the three are neighbours, so within a level or two).
         let before = live & ((1u64 << at) - 1);
         let first = if before != 0 {
             let p = 63 - before.leading_zeros() as usize;
-            let span = &piece[p..at_end];
+            let span = &piece[starts[p] as usize..end(live, at)];
             (tree[leaves + p], results[p]) =
                 key_of(vocab.adjacent_rule(symbols[p], symbols[at], span), p);
             p
@@ -914,7 +917,7 @@ pub(crate) mod tests {
 
     #[test]
     fn pieces_agree_with_the_reference_on_random_vocabularies() {
-        // Up to 16 bytes the scan, up to 64 the tree, then the heap. First
+        // Up to 16 bytes the scan, up to 64 symbols the tree, then the heap. First
         // runs of one letter, where every token a..a of 2 to 24 bytes is
         // made by merging (each length of span has its own lookup).
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
@@ -1021,7 +1024,7 @@ pub(crate) mod tests {
             let vocab =
                 Vocab::new(tokens.into_iter().map(Some), Ranking::TokenIds, vec![]).unwrap();
             for _ in 0..30 {
-                let n = 1 + pick(&mut rng, 40);
+                let n = 1 + pick(&mut rng, 70);
                 let piece = text_of(&mut rng, n);
                 pieces += 1;
                 whole_chars +=
