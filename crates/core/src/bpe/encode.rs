@@ -50,10 +50,15 @@ pub fn encode_skipping_rank(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Ve
 /// else the byte's.
 #[inline(always)]
 fn first_symbol(vocab: &Vocab, piece: &[u8], at: usize, whole_chars: bool) -> (u32, usize) {
-    match whole_chars.then(|| vocab.char_token(piece, at)).flatten() {
-        Some(symbol) => symbol,
-        None => (vocab.byte_id(piece[at]), 1),
+    let byte = piece[at];
+    // Only the lead byte of a character of two or three bytes starts one
+    // (checked here first: most bytes are ASCII).
+    if whole_chars && (0xc2..0xf0).contains(&byte) {
+        if let Some(symbol) = vocab.char_token(piece, at) {
+            return symbol;
+        }
     }
+    (vocab.byte_id(byte), 1)
 }
 
 /// The rule of two adjacent first symbols `left`, `right` that together
