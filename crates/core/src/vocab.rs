@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::bpe::uncrossed::Uncrossed;
 use crate::bpe::whole_chars::WholeChars;
 use crate::error::{Error, Result};
 use crate::special::SpecialTokens;
@@ -63,6 +64,13 @@ pub struct Vocab {
     /// Under tiktoken's rule, the characters that merging may take as one
     /// symbol from the start; none for merge lists.
     whole_chars: WholeChars,
+    /// Where no token crosses between two characters of a piece.
+    uncrossed: Uncrossed,
+    /// Under tiktoken's rule, the tokens with a byte of 0x80 or more whose
+    /// bytes do not merge to themselves (none in OpenAI's vocabularies):
+    /// the pieces the cache takes apart at uncrossed positions hold such a
+    /// byte, and merging one must not take that shortcut.
+    not_merged_whole: FxHashSet<u32>,
 }
 
 /// Packs a piece of 2 to 15 bytes and its length into one integer (bytes in
@@ -271,6 +279,8 @@ impl Vocab {
             long_whole_pieces: FxHashMap::default(),
             byte_pair_rules: Box::default(),
             whole_chars: WholeChars::default(),
+            uncrossed: Uncrossed::default(),
+            not_merged_whole: FxHashSet::default(),
         };
         let none = MergeRule {
             rank: u32::MAX,
@@ -306,8 +316,30 @@ impl Vocab {
         if matches!(vocab.ranking, Ranking::TokenIds) {
             // Merging a character's bytes alone uses the tables above.
             vocab.whole_chars = WholeChars::of(&vocab);
+            vocab.not_merged_whole = vocab.find_tokens_not_merged_whole();
         }
+        vocab.uncrossed = Uncrossed::of(&vocab);
         Ok(vocab)
+    }
+
+    /// See `not_merged_whole`.
+    fn find_tokens_not_merged_whole(&self) -> FxHashSet<u32> {
+        (0..self.tokens.len() as u32)
+            .into_par_iter()
+            .filter(|&id| {
+                let bytes = self.tokens.get(id);
+                bytes.len() >= 2
+                    && bytes.iter().any(|&b| b >= 0x80)
+                    && !self.is_special[id as usize]
+            })
+            .map_init(Vec::new, |parts, id| {
+                parts.clear();
+                let bytes = self.tokens.get(id);
+                crate::bpe::encode::encode_skipping_rank(self, bytes, u32::MAX, parts);
+                (parts[..] != [id]).then_some(id)
+            })
+            .flatten()
+            .collect()
     }
 
     fn find_tokens_that_encode_to_themselves(&self) -> Vec<bool> {
@@ -441,6 +473,28 @@ impl Vocab {
     #[inline]
     pub fn char_token(&self, piece: &[u8], at: usize) -> Option<(u32, usize)> {
         self.whole_chars.at(piece, at)
+    }
+
+    /// The first position of `piece` after `from` that no token crosses (see
+    /// [`Uncrossed`]): the piece encodes as its two sides do.
+    #[inline]
+    pub fn next_uncrossed(&self, piece: &[u8], from: usize) -> Option<usize> {
+        self.uncrossed.next(piece, from)
+    }
+
+    /// Whether `part` is a token whose bytes do not merge to it (never, in
+    /// OpenAI's vocabularies; for merge lists, [`Vocab::whole_piece`] leaves
+    /// such tokens out already).
+    #[inline]
+    pub fn is_token_not_merged_whole(&self, part: &[u8]) -> bool {
+        !self.not_merged_whole.is_empty()
+            && self
+                .whole_piece(part)
+                .is_some_and(|id| self.not_merged_whole.contains(&id))
+    }
+
+    pub fn is_special(&self, id: u32) -> bool {
+        self.is_special.get(id as usize).copied().unwrap_or(false)
     }
 
     /// The merge list: the explicit one, or for tiktoken's rule, for each

@@ -5,4 +5,5 @@ pub mod checkpoint;
 pub mod encode;
 pub mod piece_cache;
 pub mod train;
+pub mod uncrossed;
 pub mod whole_chars;

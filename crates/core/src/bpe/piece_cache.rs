@@ -15,7 +15,7 @@ use std::cell::RefCell;
 
 use hashbrown::HashTable;
 
-use super::encode::encode_piece;
+use super::encode::{encode_piece, encode_skipping_rank};
 use crate::token_table::hash_of;
 use crate::vocab::{packed_key, short_key, Vocab};
 
@@ -206,11 +206,11 @@ impl<S: Slot> ShortPieces<S> {
         self.misses = 0;
     }
 
-    #[inline]
-    fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+    /// Appends the ids of `piece` if the table has them.
+    #[inline(always)]
+    fn push_known(&mut self, piece: &[u8], out: &mut Vec<u32>) -> bool {
         if self.bypass > 0 {
-            self.bypass -= 1;
-            return encode_piece(vocab, piece, out);
+            return false;
         }
         let key = S::key_of(piece);
         self.lookups += 1;
@@ -219,32 +219,25 @@ impl<S: Slot> ShortPieces<S> {
         loop {
             let slot = &self.table[at];
             if slot.key() == key {
-                return slot.push_ids(&self.store, out);
+                slot.push_ids(&self.store, out);
+                return true;
             }
             if slot.key() == S::Key::default() {
-                break;
+                return false;
             }
             at = (at + 1) & mask;
         }
-        self.insert_new(vocab, piece, key, at, out);
     }
 
-    /// Encodes a piece not in the table and adds it at slot `at`.
-    #[cold]
-    fn insert_new(
-        &mut self,
-        vocab: &Vocab,
-        piece: &[u8],
-        key: S::Key,
-        at: usize,
-        out: &mut Vec<u32>,
-    ) {
-        let before = out.len();
-        encode_piece(vocab, piece, out);
+    /// Adds `piece` (not in the table) and its ids.
+    fn remember(&mut self, piece: &[u8], ids: &[u32]) {
+        if self.bypass > 0 {
+            self.bypass -= 1;
+            return;
+        }
         self.misses += 1;
         // At most 5/8 full: probes stay short.
-        let full = (self.filled + 1) * 8 > self.table.len() * 5;
-        if full {
+        if (self.filled + 1) * 8 > self.table.len() * 5 {
             // Past the starting sizes, grow only while most lookups hit:
             // for text whose pieces rarely repeat (random letters) a larger
             // table would only leave the CPU cache. That table starts over
@@ -262,13 +255,8 @@ impl<S: Slot> ShortPieces<S> {
                 self.clear();
             }
         }
-        let slot = S::new(key, &out[before..], &mut self.store);
-        if full {
-            self.place(slot);
-        } else {
-            self.table[at] = slot;
-            self.filled += 1;
-        }
+        let slot = S::new(S::key_of(piece), ids, &mut self.store);
+        self.place(slot);
     }
 
     fn grow(&mut self) {
@@ -317,35 +305,41 @@ impl LongPieces {
         self.by_bytes.clear();
     }
 
-    fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+    /// Appends the ids of `piece` if the table has them.
+    fn push_known(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
         if piece.len() > LONG_PIECE_MAX {
-            return encode_piece(vocab, piece, out);
+            return false;
         }
-        let hash = hash_of(piece);
         let (bytes, ends) = (&self.bytes, &self.ends);
-        if let Some(&entry) = self
+        let found = self
             .by_bytes
-            .find(hash, |&e| piece_at(bytes, ends, e) == piece)
-        {
-            let entry = entry as usize;
-            let first = entry.checked_sub(1).map_or(0, |e| ends[e].1 as usize);
-            out.extend_from_slice(&self.ids[first..ends[entry].1 as usize]);
+            .find(hash_of(piece), |&e| piece_at(bytes, ends, e) == piece);
+        let Some(&entry) = found else {
+            return false;
+        };
+        let entry = entry as usize;
+        let first = entry.checked_sub(1).map_or(0, |e| ends[e].1 as usize);
+        out.extend_from_slice(&self.ids[first..ends[entry].1 as usize]);
+        true
+    }
+
+    /// Adds `piece` (not in the table) and its ids.
+    fn remember(&mut self, piece: &[u8], ids: &[u32]) {
+        if piece.len() > LONG_PIECE_MAX {
             return;
         }
-        let before = out.len();
-        encode_piece(vocab, piece, out);
         if self.ends.len() >= LONG_LIMIT || self.bytes.len() + piece.len() > LONG_BYTES_LIMIT {
             self.clear();
         }
         self.bytes.extend_from_slice(piece);
-        self.ids.extend_from_slice(&out[before..]);
+        self.ids.extend_from_slice(ids);
         let entry = self.ends.len() as u32;
         // Within the limits above, both ends fit a u32.
         self.ends
             .push((self.bytes.len() as u32, self.ids.len() as u32));
         let (bytes, ends) = (&self.bytes, &self.ends);
         let rehash = |&e: &u32| hash_of(piece_at(bytes, ends, e));
-        self.by_bytes.insert_unique(hash, entry, rehash);
+        self.by_bytes.insert_unique(hash_of(piece), entry, rehash);
     }
 }
 
@@ -413,12 +407,77 @@ impl PieceCache {
     /// Appends the ids of `piece` (empty: none).
     #[inline]
     pub fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
-        match piece.len() {
-            0 | 1 => encode_piece(vocab, piece, out),
-            2..=7 => self.remembered.small.encode(vocab, piece, out),
-            8..=15 => self.remembered.mid.encode(vocab, piece, out),
-            _ => self.remembered.long.encode(vocab, piece, out),
+        if self.push_known(vocab, piece, out) {
+            return;
         }
+        let before = out.len();
+        self.encode_new(vocab, piece, out);
+        self.remember(piece, before, out);
+    }
+
+    /// Appends the ids of `piece` if they are known (always for a byte).
+    #[inline(always)]
+    fn push_known(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) -> bool {
+        let remembered = &mut self.remembered;
+        match piece.len() {
+            0 | 1 => {
+                encode_piece(vocab, piece, out);
+                true
+            }
+            2..=7 => remembered.small.push_known(piece, out),
+            8..=15 => remembered.mid.push_known(piece, out),
+            _ => remembered.long.push_known(piece, out),
+        }
+    }
+
+    /// Remembers the ids of `piece`: `out[before..]`.
+    fn remember(&mut self, piece: &[u8], before: usize, out: &[u32]) {
+        let remembered = &mut self.remembered;
+        match piece.len() {
+            0 | 1 => {}
+            2..=7 => remembered.small.remember(piece, &out[before..]),
+            8..=15 => remembered.mid.remember(piece, &out[before..]),
+            _ => remembered.long.remember(piece, &out[before..]),
+        }
+    }
+
+    /// A piece not in the cache: a token, or the parts between the places
+    /// no token crosses (see [`crate::bpe::uncrossed`]) each encoded (and
+    /// remembered) on its own, or merged whole.
+    #[cold]
+    fn encode_new(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+        if let Some(id) = vocab.whole_piece(piece) {
+            return out.push(id);
+        }
+        let Some(mut cut) = vocab.next_uncrossed(piece, 0) else {
+            return encode_skipping_rank(vocab, piece, u32::MAX, out);
+        };
+        let mut start = 0;
+        loop {
+            self.encode_part(vocab, &piece[start..cut], out);
+            start = cut;
+            match vocab.next_uncrossed(piece, start) {
+                Some(next) => cut = next,
+                None if start < piece.len() => cut = piece.len(),
+                None => return,
+            }
+        }
+    }
+
+    /// A part of a piece between uncrossed places: its bytes merged. That
+    /// is what encoding it as a piece gives, and the cache shares it with
+    /// the pieces, unless the part is a token its bytes do not merge to (a
+    /// piece that is a token is that token).
+    fn encode_part(&mut self, vocab: &Vocab, part: &[u8], out: &mut Vec<u32>) {
+        if vocab.is_token_not_merged_whole(part) {
+            return encode_skipping_rank(vocab, part, u32::MAX, out);
+        }
+        if self.push_known(vocab, part, out) {
+            return;
+        }
+        let before = out.len();
+        encode_piece(vocab, part, out);
+        self.remember(part, before, out);
     }
 }
 
@@ -530,6 +589,68 @@ mod tests {
             // Learned in the first round, remembered in the others.
             assert_eq!(t.encode_ordinary(&text).unwrap(), alone, "round {round}");
         }
+    }
+
+    #[test]
+    fn pieces_taken_apart_where_no_token_crosses_encode_as_whole_pieces_do() {
+        // Random tokens over CJK, Cyrillic and ASCII characters, plus
+        // "中文字符", whose bytes do not merge to it ("文字" goes first, and
+        // then nothing joins): as a piece it is one token, as a part of a
+        // longer piece its bytes merged. Pieces repeat, and recur as the
+        // parts of others, so that the cache hands back both.
+        use crate::vocab::Ranking;
+        let units = ["中", "文", "字", "符", "я", "з", "a", " "];
+        let mut rng = crate::rng::Rng::new(17);
+        let pick = |rng: &mut crate::rng::Rng, n: usize| (rng.next_u64() % n as u64) as usize;
+        let text_of = |rng: &mut crate::rng::Rng, n: usize| -> Vec<u8> {
+            (0..n)
+                .flat_map(|_| units[(rng.next_u64() % 8) as usize].bytes())
+                .collect()
+        };
+        let mut parts_used = 0;
+        for case in 0..100 {
+            let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+            for chars in ["文字", "中文", "字符", "中文字符"] {
+                tokens.push(chars.as_bytes().to_vec());
+            }
+            for _ in 0..10 + case % 40 {
+                let text = text_of(&mut rng, 3);
+                let start = pick(&mut rng, text.len() - 1);
+                let len = 2 + pick(&mut rng, (text.len() - start - 1).min(6));
+                let token = text[start..start + len].to_vec();
+                if !tokens.contains(&token) {
+                    tokens.push(token);
+                }
+            }
+            let vocab =
+                Vocab::new(tokens.into_iter().map(Some), Ranking::TokenIds, vec![]).unwrap();
+            let key = CacheKey {
+                tokenizer: u64::MAX - case,
+                generation: 0,
+            };
+            let mut cache = PieceCache::take(key, 1 << 10);
+            let mut pieces: Vec<Vec<u8>> = vec!["中文字符".into(), "中文字符я".into()];
+            for _ in 0..60 {
+                let n = 1 + pick(&mut rng, 24);
+                let piece = text_of(&mut rng, n);
+                let cut = pick(&mut rng, piece.len());
+                pieces.push(piece[cut..].to_vec());
+                pieces.push(piece);
+            }
+            for piece in pieces.iter().chain(&pieces).rev() {
+                let (mut got, mut want) = (vec![], vec![]);
+                cache.encode(&vocab, piece, &mut got);
+                encode_piece(&vocab, piece, &mut want);
+                assert_eq!(
+                    got,
+                    want,
+                    "case {case}: {:?}",
+                    String::from_utf8_lossy(piece)
+                );
+                parts_used += usize::from(vocab.next_uncrossed(piece, 0).is_some());
+            }
+        }
+        assert!(parts_used > 1000, "{parts_used} pieces taken apart");
     }
 
     #[test]
