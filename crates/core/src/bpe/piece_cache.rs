@@ -594,10 +594,12 @@ mod tests {
     #[test]
     fn pieces_taken_apart_where_no_token_crosses_encode_as_whole_pieces_do() {
         // Random tokens over CJK, Cyrillic and ASCII characters, plus
-        // "中文字符", whose bytes do not merge to it ("文字" goes first, and
-        // then nothing joins): as a piece it is one token, as a part of a
-        // longer piece its bytes merged. Pieces repeat, and recur as the
-        // parts of others, so that the cache hands back both.
+        // "中文字符", whose bytes do not merge to it under tiktoken's rule
+        // ("文字" goes first, and then nothing joins): as a piece it is one
+        // token, as a part of a longer piece its bytes merged. Every other
+        // case, the same tokens as a merge list (each made from two earlier
+        // ones, where it can be). Pieces repeat, and recur as the parts of
+        // others, so that the cache hands back both.
         use crate::vocab::Ranking;
         let units = ["中", "文", "字", "符", "я", "з", "a", " "];
         let mut rng = crate::rng::Rng::new(17);
@@ -607,10 +609,11 @@ mod tests {
                 .flat_map(|_| units[(rng.next_u64() % 8) as usize].bytes())
                 .collect()
         };
-        let mut parts_used = 0;
+        let mut parts_used = [0, 0];
         for case in 0..100 {
             let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-            for chars in ["文字", "中文", "字符", "中文字符"] {
+            for chars in ["中", "文", "字", "符", "文字", "中文", "字符", "中文字符"]
+            {
                 tokens.push(chars.as_bytes().to_vec());
             }
             for _ in 0..10 + case % 40 {
@@ -622,8 +625,24 @@ mod tests {
                     tokens.push(token);
                 }
             }
-            let vocab =
-                Vocab::new(tokens.into_iter().map(Some), Ranking::TokenIds, vec![]).unwrap();
+            let vocab = match case % 2 {
+                0 => Vocab::new(tokens.into_iter().map(Some), Ranking::TokenIds, vec![]),
+                _ => {
+                    let mut made: Vec<Vec<u8>> = tokens[..256].to_vec();
+                    let mut merges = Vec::new();
+                    for token in &tokens[256..] {
+                        let id = |part: &[u8]| made.iter().position(|t| t == part);
+                        let split = (1..token.len())
+                            .find_map(|k| Some((id(&token[..k])?, id(&token[k..])?)));
+                        if let Some((left, right)) = split {
+                            merges.push((left as u32, right as u32));
+                            made.push(token.clone());
+                        }
+                    }
+                    Vocab::new(made.into_iter().map(Some), Ranking::Merges(merges), vec![])
+                }
+            }
+            .unwrap();
             let key = CacheKey {
                 tokenizer: u64::MAX - case,
                 generation: 0,
@@ -647,10 +666,14 @@ mod tests {
                     "case {case}: {:?}",
                     String::from_utf8_lossy(piece)
                 );
-                parts_used += usize::from(vocab.next_uncrossed(piece, 0).is_some());
+                parts_used[(case % 2) as usize] +=
+                    usize::from(vocab.next_uncrossed(piece, 0).is_some());
             }
         }
-        assert!(parts_used > 1000, "{parts_used} pieces taken apart");
+        assert!(
+            parts_used.iter().all(|&n| n > 500),
+            "pieces taken apart, by kind of vocabulary: {parts_used:?}"
+        );
     }
 
     #[test]
