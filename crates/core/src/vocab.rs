@@ -67,9 +67,9 @@ pub struct Vocab {
     /// Where no token crosses between two characters of a piece.
     uncrossed: Uncrossed,
     /// Under tiktoken's rule, the tokens with a byte of 0x80 or more whose
-    /// bytes do not merge to themselves (none in OpenAI's vocabularies):
-    /// the pieces the cache takes apart at uncrossed positions hold such a
-    /// byte, and merging one must not take that shortcut.
+    /// bytes do not merge to themselves (none in OpenAI's vocabularies).
+    /// Every part of a piece cut where no token crosses holds such a byte;
+    /// a part that is one of these tokens is merged, not taken whole.
     not_merged_whole: FxHashSet<u32>,
 }
 
@@ -493,6 +493,7 @@ impl Vocab {
                 .is_some_and(|id| self.not_merged_whole.contains(&id))
     }
 
+    /// Whether `id` is a special token (never made by merging).
     pub fn is_special(&self, id: u32) -> bool {
         self.is_special.get(id as usize).copied().unwrap_or(false)
     }

@@ -5,9 +5,9 @@
 //! Short pieces (almost all of them) use a plain scan, O(n²) but with n tiny
 //! the cache locality wins. Medium pieces (up to 64 symbols: words of
 //! non-ASCII letters, runs of CJK) keep their symbols in place and find the
-//! lowest pair with a tournament tree, O(log n) a merge. Long pieces use a min-heap of
-//! candidate merges over a linked list of symbols, O(n log n), so a megabyte
-//! without spaces stays fast.
+//! lowest pair with a tournament tree, O(log n) a merge. Long pieces use a
+//! min-heap of candidate merges over a linked list of symbols, O(n log n),
+//! so a megabyte without spaces stays fast.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -10,6 +10,11 @@
 //! slots, so that the table a lookup touches most stays in the CPU's L2
 //! cache, 8 to 15 bytes in 32-byte slots. Longer ones (words of non-Latin
 //! scripts, runs of symbols) live in a hash table over a buffer of their bytes.
+//!
+//! A new piece with places no token crosses (see [`crate::bpe::uncrossed`]:
+//! a run of Chinese is one piece) is encoded part by part, each part looked
+//! up, encoded and remembered like a piece, since the parts repeat where
+//! the runs do not.
 
 use std::cell::RefCell;
 
