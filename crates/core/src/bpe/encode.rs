@@ -993,30 +993,21 @@ pub(crate) mod tests {
         // tokens are random stretches of random text, so that they cut
         // characters anywhere and join them to their neighbours, at random
         // ids: some characters qualify as a first symbol, some do not.
-        let units: [&str; 8] = ["п", "о", "р", "中", "文", "本", " ", "a"];
-        let mut rng = crate::rng::Rng::new(5);
-        let pick = |rng: &mut crate::rng::Rng, n: usize| (rng.next_u64() % n as u64) as usize;
-        let text_of = |rng: &mut crate::rng::Rng, n: usize| -> Vec<u8> {
-            (0..n)
-                .flat_map(|_| units[(rng.next_u64() % 8) as usize].bytes())
-                .collect()
-        };
+        let units = ["п", "о", "р", "中", "文", "本", " ", "a"];
+        let mut random = crate::bpe::random_text::RandomText::new(units, 5);
         let (mut whole_chars, mut pieces) = (0, 0);
         for case in 0..300 {
             let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
             let mut new: Vec<Vec<u8>> = units.iter().map(|u| u.as_bytes().to_vec()).collect();
             for _ in 0..30 + case % 60 {
-                let text = text_of(&mut rng, 4);
-                let start = pick(&mut rng, text.len() - 1);
-                let len = 2 + pick(&mut rng, (text.len() - start - 1).min(7));
-                new.push(text[start..start + len].to_vec());
+                new.push(random.token(4, 8));
             }
             // Random ids, or a character's parts mostly before it.
             let mut keyed: Vec<(usize, Vec<u8>)> = new
                 .into_iter()
                 .map(|t| match case % 3 {
-                    0 => (pick(&mut rng, 64), t),
-                    _ => (t.len() * 4 + pick(&mut rng, 12), t),
+                    0 => (random.pick(64), t),
+                    _ => (t.len() * 4 + random.pick(12), t),
                 })
                 .collect();
             keyed.sort();
@@ -1029,8 +1020,8 @@ pub(crate) mod tests {
             let vocab =
                 Vocab::new(tokens.into_iter().map(Some), Ranking::TokenIds, vec![]).unwrap();
             for _ in 0..30 {
-                let n = 1 + pick(&mut rng, 70);
-                let piece = text_of(&mut rng, n);
+                let n = 1 + random.pick(70);
+                let piece = random.text(n);
                 pieces += 1;
                 whole_chars +=
                     usize::from((0..piece.len()).any(|i| vocab.char_token(&piece, i).is_some()));

@@ -4,6 +4,8 @@ mod candidates;
 pub mod checkpoint;
 pub mod encode;
 pub mod piece_cache;
+#[cfg(test)]
+mod random_text;
 pub mod train;
 pub mod uncrossed;
 pub mod whole_chars;

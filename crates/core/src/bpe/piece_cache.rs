@@ -607,13 +607,7 @@ mod tests {
         // others, so that the cache hands back both.
         use crate::vocab::Ranking;
         let units = ["中", "文", "字", "符", "я", "з", "a", " "];
-        let mut rng = crate::rng::Rng::new(17);
-        let pick = |rng: &mut crate::rng::Rng, n: usize| (rng.next_u64() % n as u64) as usize;
-        let text_of = |rng: &mut crate::rng::Rng, n: usize| -> Vec<u8> {
-            (0..n)
-                .flat_map(|_| units[(rng.next_u64() % 8) as usize].bytes())
-                .collect()
-        };
+        let mut random = crate::bpe::random_text::RandomText::new(units, 17);
         let mut parts_used = [0, 0];
         for case in 0..100 {
             let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
@@ -622,10 +616,7 @@ mod tests {
                 tokens.push(chars.as_bytes().to_vec());
             }
             for _ in 0..10 + case % 40 {
-                let text = text_of(&mut rng, 3);
-                let start = pick(&mut rng, text.len() - 1);
-                let len = 2 + pick(&mut rng, (text.len() - start - 1).min(6));
-                let token = text[start..start + len].to_vec();
+                let token = random.token(3, 7);
                 if !tokens.contains(&token) {
                     tokens.push(token);
                 }
@@ -655,9 +646,9 @@ mod tests {
             let mut cache = PieceCache::take(key, 1 << 10);
             let mut pieces: Vec<Vec<u8>> = vec!["中文字符".into(), "中文字符я".into()];
             for _ in 0..60 {
-                let n = 1 + pick(&mut rng, 24);
-                let piece = text_of(&mut rng, n);
-                let cut = pick(&mut rng, piece.len());
+                let n = 1 + random.pick(24);
+                let piece = random.text(n);
+                let cut = random.pick(piece.len());
                 pieces.push(piece[cut..].to_vec());
                 pieces.push(piece);
             }

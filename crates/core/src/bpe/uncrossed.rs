@@ -126,21 +126,12 @@ mod tests {
         // ASCII, with random tokens over them; at each uncrossed position,
         // merging the whole piece equals merging the two sides alone.
         let units = ["中", "文", "字", "я", "з", "é", "a", " "];
-        let mut rng = crate::rng::Rng::new(3);
-        let pick = |rng: &mut crate::rng::Rng, n: usize| (rng.next_u64() % n as u64) as usize;
-        let text_of = |rng: &mut crate::rng::Rng, n: usize| -> Vec<u8> {
-            (0..n)
-                .flat_map(|_| units[(rng.next_u64() % 8) as usize].bytes())
-                .collect()
-        };
+        let mut random = crate::bpe::random_text::RandomText::new(units, 3);
         let (mut cuts, mut positions) = (0, 0);
         for case in 0..200 {
             let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
             for _ in 0..20 + case % 80 {
-                let text = text_of(&mut rng, 3);
-                let start = pick(&mut rng, text.len() - 1);
-                let len = 2 + pick(&mut rng, (text.len() - start - 1).min(6));
-                let token = text[start..start + len].to_vec();
+                let token = random.token(3, 7);
                 if !tokens.contains(&token) {
                     tokens.push(token);
                 }
@@ -150,8 +141,8 @@ mod tests {
                 let vocab = Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
                 let uncrossed = Uncrossed::of(&vocab);
                 for _ in 0..20 {
-                    let n = 1 + pick(&mut rng, 30);
-                    let piece = text_of(&mut rng, n);
+                    let n = 1 + random.pick(30);
+                    let piece = random.text(n);
                     let mut whole = Vec::new();
                     encode_skipping_rank(&vocab, &piece, u32::MAX, &mut whole);
                     for b in 1..piece.len() {
