@@ -333,28 +333,28 @@ impl Vocab {
                     && !self.is_special[id as usize]
             })
             .map_init(Vec::new, |parts, id| {
-                parts.clear();
-                let bytes = self.tokens.get(id);
-                crate::bpe::encode::encode_skipping_rank(self, bytes, u32::MAX, parts);
-                (parts[..] != [id]).then_some(id)
+                (!self.bytes_merge_to(id, parts)).then_some(id)
             })
             .flatten()
             .collect()
     }
 
     fn find_tokens_that_encode_to_themselves(&self) -> Vec<bool> {
-        (0..self.tokens.len())
+        (0..self.tokens.len() as u32)
             .into_par_iter()
             .map_init(Vec::new, |parts, id| {
-                let bytes = self.tokens.get(id as u32);
-                if self.is_special[id] || bytes.is_empty() {
-                    return false;
-                }
-                parts.clear();
-                crate::bpe::encode::encode_skipping_rank(self, bytes, u32::MAX, parts);
-                parts[..] == [id as u32]
+                let empty = self.tokens.get(id).is_empty();
+                !self.is_special[id as usize] && !empty && self.bytes_merge_to(id, parts)
             })
             .collect()
+    }
+
+    /// Whether merging the bytes of token `id` makes exactly `id` (`parts`:
+    /// scratch space).
+    fn bytes_merge_to(&self, id: u32, parts: &mut Vec<u32>) -> bool {
+        parts.clear();
+        crate::bpe::encode::encode_skipping_rank(self, self.tokens.get(id), u32::MAX, parts);
+        parts[..] == [id]
     }
 
     /// Number of ids (including unused ones).
