@@ -351,7 +351,7 @@ impl Vocab {
 
     /// Whether merging the bytes of token `id` makes exactly `id` (`parts`:
     /// scratch space).
-    fn bytes_merge_to(&self, id: u32, parts: &mut Vec<u32>) -> bool {
+    pub(crate) fn bytes_merge_to(&self, id: u32, parts: &mut Vec<u32>) -> bool {
         parts.clear();
         crate::bpe::encode::encode_skipping_rank(self, self.tokens.get(id), u32::MAX, parts);
         parts[..] == [id]

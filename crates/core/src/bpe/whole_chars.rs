@@ -120,9 +120,7 @@ impl WholeChars {
             let inner_parts_earlier = (1..n - 1)
                 .flat_map(|len| bytes.windows(len + 1))
                 .all(|part| vocab.id_of(part).is_none_or(|p| p < id));
-            parts.clear();
-            crate::bpe::encode::encode_skipping_rank(vocab, bytes, u32::MAX, &mut parts);
-            if !inner_parts_earlier || parts[..] != [id] {
+            if !inner_parts_earlier || !vocab.bytes_merge_to(id, &mut parts) {
                 continue;
             }
             let mut char = WholeChar {
