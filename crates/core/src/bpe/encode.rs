@@ -119,12 +119,25 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
                 None => (NO_RANK, 0),
             };
     }
+    // The pairs beside the last merge, (index, rank, result): their ranks go
+    // in `ranks` only once the lowest of the others is found, and are then
+    // compared with it. The next merge is rarely one of them, so the branch
+    // predictor lets the next merge start while their lookups are under
+    // way, rather than the scan waiting for them. At first, pair 0 stands
+    // in (comparing it with itself changes nothing).
+    let mut fresh = [(0, ranks[0], results[0]); 2];
     while len >= 2 {
         // The leftmost adjacent pair of lowest rank.
         let (mut lowest, mut at) = (NO_RANK, 0);
         for (i, &rank) in ranks[..len - 1].iter().enumerate() {
             if rank < lowest {
                 (lowest, at) = (rank, i);
+            }
+        }
+        for (i, rank, result) in fresh {
+            (ranks[i], results[i]) = (rank, result);
+            if rank < lowest || (rank == lowest && i < at) {
+                (lowest, at) = fresh_pair_first(rank, i);
             }
         }
         if lowest == NO_RANK {
@@ -140,15 +153,32 @@ fn encode_by_scan(vocab: &Vocab, piece: &[u8], skip: u32, out: &mut Vec<u32>) {
             starts[k] = starts[k + 1];
         }
         len -= 1;
-        (ranks[at], results[at]) = match at + 1 < len {
+        let right = match at + 1 < len {
             true => rule_at(&symbols, &starts, at),
             false => (NO_RANK, 0),
         };
+        fresh[1] = (at, right.0, right.1);
+        fresh[0] = match at {
+            0 => fresh[1],
+            _ => {
+                let (rank, result) = rule_at(&symbols, &starts, at - 1);
+                (at - 1, rank, result)
+            }
+        };
+        ranks[at] = NO_RANK;
         if at > 0 {
-            (ranks[at - 1], results[at - 1]) = rule_at(&symbols, &starts, at - 1);
+            ranks[at - 1] = NO_RANK;
         }
     }
     out.extend_from_slice(&symbols[..len]);
+}
+
+/// A pair beside the last merge goes first: out of line, so that the
+/// comparison stays a (well predicted) branch.
+#[cold]
+#[inline(never)]
+fn fresh_pair_first(rank: u32, index: usize) -> (u32, usize) {
+    (rank, index)
 }
 
 /// Pieces of up to this many symbols go to the tree encoder (a bit set of
