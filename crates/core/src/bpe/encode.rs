@@ -3,7 +3,7 @@
 //! adjacent pair has a rank.
 //!
 //! Short pieces (almost all of them) use a plain scan, O(n²) but with n tiny
-//! the cache locality wins. Medium pieces (up to 64 symbols: words of
+//! the cache locality wins. Medium pieces (up to 64 symbols: long words of
 //! non-ASCII letters, runs of CJK) keep their symbols in place and find the
 //! lowest pair with a tournament tree, O(log n) a merge. Long pieces use a
 //! min-heap of candidate merges over a linked list of symbols, O(n log n),
@@ -18,7 +18,7 @@ use crate::rng::Rng;
 use crate::vocab::{MergeRule, Vocab};
 
 /// Pieces up to this long (in bytes) use the plain scan.
-const SCAN_LIMIT: usize = 16;
+const SCAN_LIMIT: usize = 32;
 
 /// Appends the ids of one pre-token to `out`.
 pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
@@ -952,7 +952,7 @@ pub(crate) mod tests {
 
     #[test]
     fn pieces_agree_with_the_reference_on_random_vocabularies() {
-        // Up to 16 bytes the scan, up to 64 symbols the tree, then the heap. First
+        // Up to 32 bytes the scan, up to 64 symbols the tree, then the heap. First
         // runs of one letter, where every token a..a of 2 to 24 bytes is
         // made by merging (each length of span has its own lookup).
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
