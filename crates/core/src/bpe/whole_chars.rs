@@ -24,12 +24,14 @@ use rustc_hash::FxHashMap;
 
 use crate::vocab::Vocab;
 
-/// One qualifying character: its token and the bytes allowed beside it.
-#[derive(Clone, Debug)]
+/// One qualifying character: its token and the sets of bytes allowed
+/// beside it (indices into `WholeChars::byte_sets`: most characters share
+/// their sets, and an 8-byte entry keeps the table in the CPU cache).
+#[derive(Clone, Copy, Debug)]
 struct WholeChar {
     id: u32,
-    before: [u64; 4],
-    after: [u64; 4],
+    before: u16,
+    after: u16,
 }
 
 fn allows(set: &[u64; 4], byte: u8) -> bool {
@@ -46,6 +48,7 @@ pub struct WholeChars {
     /// (empty: no character qualifies).
     by_code_point: Box<[u16]>,
     chars: Box<[WholeChar]>,
+    byte_sets: Box<[[u64; 4]]>,
 }
 
 /// Up to 3 bytes as a key: the bytes, and the length above them.
@@ -114,6 +117,8 @@ impl WholeChars {
         }
         let mut by_code_point = vec![0u16; 1 << 16].into_boxed_slice();
         let mut chars = Vec::new();
+        let mut byte_sets: Vec<[u64; 4]> = Vec::new();
+        let mut set_of: FxHashMap<[u64; 4], u16> = FxHashMap::default();
         let mut parts = Vec::new();
         for &(c, id, bytes) in &candidates {
             let n = bytes.len();
@@ -123,30 +128,41 @@ impl WholeChars {
             if !inner_parts_earlier || !vocab.bytes_merge_to(id, &mut parts) {
                 continue;
             }
-            let mut char = WholeChar {
-                id,
-                before: [u64::MAX; 4],
-                after: [u64::MAX; 4],
-            };
+            let (mut before_set, mut after_set) = ([u64::MAX; 4], [u64::MAX; 4]);
             for k in 1..=n {
                 for &(byte, low) in &before[&key(&bytes[..k])] {
                     if low < id {
-                        disallow(&mut char.before, byte);
+                        disallow(&mut before_set, byte);
                     }
                 }
                 for &(byte, low) in &after[&key(&bytes[n - k..])] {
                     if low < id {
-                        disallow(&mut char.after, byte);
+                        disallow(&mut after_set, byte);
                     }
                 }
             }
-            chars.push(char);
+            // A set not seen before is numbered next (a character whose set
+            // would not fit a u16 is left out: it merges from its bytes).
+            let mut set_index = |set: [u64; 4]| match set_of.get(&set) {
+                Some(&index) => Some(index),
+                None => {
+                    let index = u16::try_from(byte_sets.len()).ok()?;
+                    byte_sets.push(set);
+                    set_of.insert(set, index);
+                    Some(index)
+                }
+            };
+            let (Some(before), Some(after)) = (set_index(before_set), set_index(after_set)) else {
+                continue;
+            };
+            chars.push(WholeChar { id, before, after });
             // At most one entry per code point below 0x10000: fits a u16.
             by_code_point[c as usize] = chars.len() as u16;
         }
         Self {
             by_code_point,
             chars: chars.into_boxed_slice(),
+            byte_sets: byte_sets.into_boxed_slice(),
         }
     }
 
@@ -174,9 +190,10 @@ impl WholeChars {
             return None;
         };
         let entry = self.by_code_point[c as usize].checked_sub(1)?;
-        let char = &self.chars[entry as usize];
-        let before_ok = at == 0 || allows(&char.before, piece[at - 1]);
-        let after_ok = piece.get(at + len).is_none_or(|&b| allows(&char.after, b));
+        let char = self.chars[entry as usize];
+        let allowed = |set: u16, byte: u8| allows(&self.byte_sets[set as usize], byte);
+        let before_ok = at == 0 || allowed(char.before, piece[at - 1]);
+        let after_ok = piece.get(at + len).is_none_or(|&b| allowed(char.after, b));
         (before_ok && after_ok).then_some((char.id, len))
     }
 }
