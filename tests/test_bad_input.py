@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -127,4 +128,103 @@ def test_corrupt_file_names_file(tmp_path: Path):
     path = tmp_path / "tokenizer.json"
     path.write_text('{"model": ')
     with pytest.raises(bytepair.FormatError, match="tokenizer.json"):
+        bytepair.load(path)
+
+
+def _byte_level_tokenizer_json(extra_vocab: dict) -> str:
+    """A minimal byte-level BPE tokenizer.json: the 256 bytes plus ``extra_vocab``."""
+    from bytepair.formats.byte_level import BYTE_CHARS
+
+    vocab = {char: byte for byte, char in enumerate(BYTE_CHARS)}
+    vocab.update(extra_vocab)
+    document = {
+        "version": "1.0",
+        "added_tokens": [],
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+        "decoder": {"type": "ByteLevel"},
+        "model": {"type": "BPE", "vocab": vocab, "merges": []},
+    }
+    return json.dumps(document)
+
+
+def test_huge_id_in_tokenizer_json_is_refused_before_allocating(tmp_path: Path):
+    path = tmp_path / "huge.tokenizer.json"
+    path.write_text(_byte_level_tokenizer_json({"lower_": 4_000_000_000}))
+    with pytest.raises(
+        bytepair.FormatError,
+        match=r"huge.tokenizer.json \(model.vocab key 'lower_'\): id 4000000000 is far beyond "
+        r"the 257 entries",
+    ):
+        bytepair.load(path)
+
+
+def test_ids_may_leave_room_for_unused_ids(tmp_path: Path):
+    from bytepair.formats.byte_level import id_limit
+
+    path = tmp_path / "tokenizer.json"
+    path.write_text(_byte_level_tokenizer_json({"lower_": id_limit(257) - 1}))
+    assert bytepair.load(path).n_vocab == id_limit(257)
+
+
+def test_huge_rank_in_tiktoken_file_is_refused_before_allocating(tmp_path: Path):
+    path = tmp_path / "huge.tiktoken"
+    path.write_text("YQ== 0\naGk= 4000000000\n")
+    with pytest.raises(
+        bytepair.FormatError,
+        match=r"huge.tiktoken \(line 2\): rank 4000000000 is far beyond the file's 2 tokens",
+    ):
+        bytepair.load_tiktoken(path, pattern="gpt2")
+    path.write_text("YQ== 0\n")
+    with pytest.raises(
+        bytepair.FormatError,
+        match=r"huge.tiktoken: special token '<s>' has id 4000000000, far beyond",
+    ):
+        bytepair.load_tiktoken(path, pattern="gpt2", special_tokens={"<s>": 4_000_000_000})
+
+
+def test_huge_rank_given_as_a_dict_is_refused():
+    from bytepair.formats.tiktoken import model_from_ranks
+
+    with pytest.raises(ValueError, match=r"the rank 4000000000 of b'hi' is far beyond the 2"):
+        model_from_ranks({b"a": 0, b"hi": 4_000_000_000}, "gpt2")
+
+
+def _unigram_tokenizer_json(score: str) -> str:
+    document = {
+        "version": "1.0",
+        "added_tokens": [],
+        "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"},
+        "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", "SCORE"]]},
+    }
+    return json.dumps(document).replace('"SCORE"', score)
+
+
+@pytest.mark.parametrize("score", ["1e400", "-1e400", "1" + "0" * 400])
+def test_unigram_score_beyond_a_double_names_the_entry(tmp_path: Path, score):
+    path = tmp_path / "unigram.tokenizer.json"
+    path.write_text(_unigram_tokenizer_json(score))
+    with pytest.raises(
+        bytepair.FormatError,
+        match=r"unigram.tokenizer.json \(model.vocab\[1\]\): the score .* of 'a' is out of the "
+        r"range of a double",
+    ):
+        bytepair.load(path)
+
+
+def test_unigram_json_too_deep_or_too_long_names_the_file(tmp_path: Path):
+    from bytepair.formats import hf_unigram
+
+    path = tmp_path / "deep.tokenizer.json"
+    path.write_text("[" * 200_000)
+    with pytest.raises(bytepair.FormatError, match=r"deep.tokenizer.json: invalid JSON: .*deeply"):
+        hf_unigram.load(path)
+    path.write_text(_unigram_tokenizer_json("1" * 5000))
+    with pytest.raises(bytepair.FormatError, match=r"deep.tokenizer.json: invalid JSON: .*digits"):
+        hf_unigram.load(path)
+
+
+def test_deeply_nested_json_names_the_file(tmp_path: Path):
+    path = tmp_path / "deep.tokenizer.json"
+    path.write_text("[" * 200_000)
+    with pytest.raises(bytepair.FormatError, match=r"deep.tokenizer.json: invalid JSON"):
         bytepair.load(path)

@@ -86,3 +86,32 @@ def test_problems_are_named(tmp_path):
     binary.write_bytes(b"fine\nstill fine\n\xff\xfe broken\n")
     with pytest.raises(FormatError, match=r"line 3\): not UTF-8"):
         list(read_documents(binary))
+
+
+def test_lone_surrogate_escape_is_named_where_read(tmp_path):
+    path = tmp_path / "s.jsonl"
+    # A full pair (\ud83d\ude00) is an emoji; half of one is no text.
+    path.write_text(
+        '{"text": "ok \\ud83d\\ude00"}\n{"id": 1, "text": "a\\ud800b"}\n', encoding="utf-8"
+    )
+    documents = read_documents(path)
+    assert next(documents) == "ok 😀"
+    with pytest.raises(FormatError) as info:
+        next(documents)
+    assert info.value.path == str(path) and info.value.where == "line 2"
+    assert "field 'text'" in info.value.problem and "U+D800 at character 1" in info.value.problem
+    path.write_text('{"text": "x", "other": "\\udc00"}\n', encoding="utf-8")
+    assert list(read_documents(path)) == ["x"]  # only the field read is text
+
+
+def test_parquet_value_that_is_not_utf8_is_named_by_row(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "bad.parquet"
+    # Another writer's string column with a UTF-8-encoded surrogate (CESU-8) in row 5.
+    values = [b"fine"] * 4 + ["a\ud800".encode("utf-8", "surrogatepass")]
+    pq.write_table(pa.table({"text": pa.array(values, pa.binary()).view(pa.string())}), path)
+    with pytest.raises(FormatError) as info:
+        list(read_documents(path))
+    assert info.value.path == str(path) and info.value.where == "row 5"
+    assert "column 'text' is not UTF-8" in info.value.problem

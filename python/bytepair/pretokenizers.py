@@ -2,7 +2,9 @@
 
 A pre-tokenizer is named (``none``, ``whitespace``, ``gpt2``, and tiktoken's
 ``r50k``, ``p50k``, ``cl100k``, ``o200k``) or is a user
-regex given as a compiled pattern (``re.compile(...)`` or ``regex.compile``).
+regex given as a compiled pattern (``re.compile(...)`` or ``regex.compile``);
+its IGNORECASE, MULTILINE, DOTALL and VERBOSE flags are written into the
+pattern as ``(?i)``, ``(?m)``, ``(?s)``, ``(?x)``, and any other flag is an error.
 Names and patterns never mix: an unknown name is an error, not a regex, so a
 typo cannot silently change the tokenizer.
 
@@ -13,6 +15,7 @@ byte is ever dropped. Empty matches are ignored.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -67,6 +70,50 @@ class Pretokenizer:
 
 PretokenizerSpec = Union[str, "Pretokenizer", object]
 
+# Flags of a compiled pattern that the core's engine (fancy-regex) reads as the
+# same inline flag; the `regex` module numbers its flags like `re` for these four.
+_INLINE_FLAGS = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
+# Global inline flags at the start of a pattern, e.g. "(?i)" or "(?ix)".
+_LEADING_FLAGS = re.compile(r"(?:\(\?[a-zA-Z]+\))*")
+
+
+def _with_inline_flags(spec: object, pattern: str) -> str:
+    """``pattern`` with the flags ``spec`` was compiled with written into it.
+
+    ValueError naming a flag the core cannot honour, rather than dropping it.
+    """
+    flags = getattr(spec, "flags", 0)
+    if isinstance(spec, re.Pattern):
+        module, default = re, re.UNICODE  # set on every str pattern
+    elif type(spec).__module__ == "_regex":
+        import regex
+
+        module, default = regex, regex.UNICODE | regex.VERSION0
+    elif flags:
+        raise ValueError(
+            f"cannot read the flags of a {type(spec).__name__} pattern: compile it with re "
+            "or regex, or write the flags into the pattern, as (?i)"
+        )
+    else:
+        return pattern
+    other = flags & ~default & ~sum(_INLINE_FLAGS)
+    if other:
+        names: dict[int, str] = {}  # each flag by its longest alias: ASCII, not A
+        for name, value in vars(module).items():
+            if isinstance(value, module.RegexFlag) and value & other:
+                names[value] = max(names.get(value, ""), name, key=len)
+        listed = ", ".join(f"{module.__name__}.{names[bit]}" for bit in sorted(names))
+        raise ValueError(
+            f"pre-tokenizer regex {pattern!r} is compiled with {listed}, which bytepair's "
+            "regex engine does not support; supported flags: IGNORECASE, MULTILINE, DOTALL, "
+            "VERBOSE"
+        )
+    inline = _LEADING_FLAGS.match(pattern).group()  # type: ignore[union-attr]
+    missing = "".join(
+        letter for flag, letter in _INLINE_FLAGS.items() if flags & flag and letter not in inline
+    )
+    return f"(?{missing}){pattern}" if missing else pattern
+
 
 def resolve(spec: PretokenizerSpec) -> Pretokenizer:
     """Turn a user's pre-tokenizer argument into a :class:`Pretokenizer`."""
@@ -84,6 +131,7 @@ def resolve(spec: PretokenizerSpec) -> Pretokenizer:
     if isinstance(pattern, str):
         if pattern == "":
             raise ValueError("a pre-tokenizer regex must not be empty")
+        pattern = _with_inline_flags(spec, pattern)
         for name, builtin in BUILTIN_PATTERNS.items():
             if builtin == pattern:
                 return Pretokenizer(name, builtin)

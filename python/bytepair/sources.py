@@ -25,6 +25,7 @@ import gzip
 import io
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, BinaryIO, Callable, Optional, Union
@@ -34,6 +35,7 @@ from .errors import FormatError
 PathInput = Union[str, "os.PathLike[str]"]
 OnRead = Optional[Callable[[int], None]]
 COMPRESSED = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def input_files(inputs: Union[PathInput, Iterable[PathInput]]) -> Iterator[Path]:
@@ -153,6 +155,17 @@ def _jsonl_documents(path: Path, field: str, on_read: OnRead) -> Iterator[str]:
             raise FormatError(
                 path, f"field {field!r} is {type(value).__name__}, not text", f"line {number}"
             )
+        # The line was valid UTF-8, so a surrogate can only come from a \u escape.
+        if "\\u" in line:
+            surrogate = _SURROGATE.search(value)
+            if surrogate:
+                raise FormatError(
+                    path,
+                    f"field {field!r} holds a lone surrogate U+{ord(surrogate.group()):04X} at "
+                    f"character {surrogate.start()} (a \\u escape of half a UTF-16 pair), "
+                    "which is not text",
+                    f"line {number}",
+                )
         yield value
 
 
@@ -177,13 +190,35 @@ def _parquet_rows(pq, path: Path, source: Union[Path, BinaryIO], field: str) -> 
         raise FormatError(path, f"no column {field!r} (columns: {reader.schema_arrow.names})")
     row = 0
     for batch in reader.iter_batches(columns=[field], batch_size=4096):
-        for value in batch.column(0).to_pylist():
+        column = batch.column(0)
+        try:
+            values = column.to_pylist()
+        except UnicodeDecodeError:  # a string column written by a tool that did not check
+            raise _not_utf8_row(path, field, column, row) from None
+        for value in values:
             row += 1
             if not isinstance(value, str):
                 raise FormatError(
                     path, f"column {field!r} holds {type(value).__name__}, not text", f"row {row}"
                 )
             yield value
+
+
+def _not_utf8_row(path: Path, field: str, column, before: int) -> FormatError:
+    """The error naming the first value of ``column`` that is not UTF-8; ``before``
+    rows of the file come before the column's."""
+    for index in range(len(column)):
+        try:
+            column[index].as_py()
+        except UnicodeDecodeError as e:
+            return FormatError(
+                path,
+                f"column {field!r} is not UTF-8 text ({e.reason} at byte {e.start} of the value)",
+                f"row {before + index + 1}",
+            )
+    return FormatError(
+        path, f"column {field!r} is not UTF-8 text", f"rows {before + 1}-{before + len(column)}"
+    )
 
 
 def read_documents(

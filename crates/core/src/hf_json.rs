@@ -19,6 +19,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+use crate::rank_file::id_limit;
 use crate::token_table::hash_of;
 
 /// A document whose `model.vocab` and `model.merges` were taken out.
@@ -381,9 +382,14 @@ impl BpeDocument {
 
     /// The tables as ids, given the specials (text -> id, every one either in
     /// the vocabulary with that id or placed outside it by the caller); None
-    /// when anything is irregular.
+    /// when anything is irregular, such as an id far beyond the entries
+    /// ([`id_limit`]), checked before the table by id is allocated.
     pub fn tables(&self, specials: &FxHashMap<String, u32>) -> Option<ByteLevelTables> {
         let chars = byte_level_chars();
+        let outside = specials
+            .keys()
+            .filter(|text| self.vocab.get(text).is_none())
+            .count();
         let size = self
             .vocab
             .iter()
@@ -391,6 +397,9 @@ impl BpeDocument {
             .chain(specials.values().copied())
             .max()
             .map_or(0, |max| max as usize + 1);
+        if size > id_limit(self.len() + outside) {
+            return None;
+        }
         let mut tables = ByteLevelTables {
             bytes: Vec::with_capacity(self.vocab.text.len()),
             ranges: vec![None; size],
@@ -546,5 +555,19 @@ mod tests {
         assert!(doc.tables(&specials(&[])).is_none(), "id given twice");
         let doc = split_document(&document(r#""€":256"#, "[]")).unwrap();
         assert!(doc.tables(&specials(&[])).is_none(), "not byte-level text");
+        let doc = split_document(&document(r#""ab":4000000000"#, "[]")).unwrap();
+        assert!(
+            doc.tables(&specials(&[])).is_none(),
+            "id far beyond the entries"
+        );
+        let last = id_limit(257) - 1;
+        let doc = split_document(&document(&format!(r#""ab":{last}"#), "[]")).unwrap();
+        assert_eq!(
+            doc.tables(&specials(&[])).unwrap().tokens().count(),
+            last + 1
+        );
+        let doc = split_document(&document(r#""ab":256"#, "[]")).unwrap();
+        let far = specials(&[("<s>", 4_000_000_000)]);
+        assert!(doc.tables(&far).is_none(), "special far beyond the entries");
     }
 }

@@ -5,12 +5,25 @@
 use base64::Engine;
 use rustc_hash::FxHashMap;
 
+/// How much room for unused ids to leave: 2^16 ids beyond twice the entries.
+pub const ID_SLACK: usize = 1 << 16;
+
+/// The ids of a table of `entries` tokens must be below this. A table holds a
+/// slot for every id up to the largest, so one id of 4e9 would allocate
+/// gigabytes; unused ids are real but few (tiktoken's files: a few dozen below
+/// their specials). As many unused ids as entries, plus [`ID_SLACK`] for small
+/// files, keeps a table within 3 slots an entry. Python's
+/// `formats.byte_level.id_limit` is the same bound.
+pub fn id_limit(entries: usize) -> usize {
+    entries.saturating_mul(2).saturating_add(ID_SLACK)
+}
+
 /// The tokens of a rank file by rank (None for ranks no line gives), or the
 /// 1-based line number and what is wrong there (line 0: the whole file).
 pub fn parse(data: &[u8]) -> Result<Vec<Option<Vec<u8>>>, (usize, String)> {
-    let mut tokens: Vec<Option<Vec<u8>>> = Vec::new();
-    // The line each rank came from, for the message about a repeated one.
-    let mut line_of_rank: Vec<u32> = Vec::new();
+    // (token, rank, line) in file order: their count bounds the ranks (`id_limit`)
+    // before the table by rank is allocated.
+    let mut entries: Vec<(Vec<u8>, u32, u32)> = Vec::new();
     let engine = &base64::engine::general_purpose::STANDARD;
     for (index, line) in data.split(|&b| b == b'\n').enumerate() {
         let number = index + 1;
@@ -53,23 +66,35 @@ pub fn parse(data: &[u8]) -> Result<Vec<Option<Vec<u8>>>, (usize, String)> {
                     format!("the rank {} is not a whole number >= 0", show(rank_text)),
                 )
             })?;
+        entries.push((token, rank, number as u32));
+    }
+    if entries.is_empty() {
+        return Err((0, "the file holds no token".into()));
+    }
+    let limit = id_limit(entries.len());
+    if let Some(&(_, rank, line)) = entries.iter().find(|e| e.1 as usize >= limit) {
+        let problem = format!(
+            "rank {rank} is far beyond the file's {} tokens (ranks must be below {limit}: \
+             twice the tokens + {ID_SLACK}, room for unused ranks)",
+            entries.len()
+        );
+        return Err((line as usize, problem));
+    }
+    let size = entries.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0);
+    let mut tokens: Vec<Option<Vec<u8>>> = vec![None; size];
+    // The line each rank came from, for the message about a repeated one.
+    let mut line_of_rank: Vec<u32> = vec![0; size];
+    for (token, rank, line) in entries {
         let slot = rank as usize;
-        if tokens.len() <= slot {
-            tokens.resize(slot + 1, None);
-            line_of_rank.resize(slot + 1, 0);
-        }
         if tokens[slot].is_some() {
             let first = line_of_rank[slot];
             return Err((
-                number,
+                line as usize,
                 format!("rank {rank} is given twice (first on line {first})"),
             ));
         }
         tokens[slot] = Some(token);
-        line_of_rank[slot] = number as u32;
-    }
-    if tokens.is_empty() {
-        return Err((0, "the file holds no token".into()));
+        line_of_rank[slot] = line;
     }
     // A token given twice: reported on the later of its two lines.
     let mut rank_of: FxHashMap<&[u8], usize> = FxHashMap::default();
@@ -137,5 +162,15 @@ mod tests {
             .1
             .contains("not a whole number"));
         assert_eq!(parse(b"\n").unwrap_err().0, 0);
+    }
+
+    #[test]
+    fn a_rank_far_beyond_the_tokens_is_refused_before_allocating() {
+        let limit = id_limit(2);
+        let near = format!("YQ== 0\nYg== {}\n", limit - 1);
+        assert_eq!(parse(near.as_bytes()).unwrap().len(), limit);
+        let (line, problem) = parse(b"YQ== 0\nYg== 4000000000\n").unwrap_err();
+        assert_eq!(line, 2);
+        assert!(problem.contains("rank 4000000000 is far beyond the file's 2 tokens"));
     }
 }

@@ -19,7 +19,7 @@ import json
 import os
 import secrets
 from pathlib import Path
-from typing import Union
+from typing import Any, Callable, Optional, Union
 
 from ..errors import FormatError, NotUtf8Error, decode_utf8
 from ..model import BPEModel
@@ -120,13 +120,25 @@ def _reject_duplicate_keys(source: str):
     return build
 
 
-def parse_json(text: str, source: str) -> object:
+def parse_json(
+    text: str, source: str, parse_float: Optional[Callable[[str], Any]] = None
+) -> object:
     """Parse ``text``; FormatError with line and column on invalid JSON or a repeated key."""
     try:
-        return json.loads(text, object_pairs_hook=_reject_duplicate_keys(source))
+        return json.loads(
+            text, object_pairs_hook=_reject_duplicate_keys(source), parse_float=parse_float
+        )
     except json.JSONDecodeError as exc:
         raise FormatError(
             source, f"invalid JSON: {exc.msg}", f"line {exc.lineno}, column {exc.colno}"
+        ) from None
+    except FormatError:  # a repeated key
+        raise
+    except ValueError as exc:  # an integer beyond Python's digit limit for int()
+        raise FormatError(source, f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise FormatError(
+            source, "invalid JSON: arrays or objects nested too deeply to read"
         ) from None
 
 
@@ -138,18 +150,35 @@ def write_text_atomic(path: PathLike, text: str) -> None:
     """
     path = Path(path)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # os.open with mode 0o666 lets the umask decide the permissions, as open() would.
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        # os.open with mode 0o666 lets the umask decide the permissions, as open() would.
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise _naming(exc, temporary, path) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as file:
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, path)
+        try:
+            os.replace(temporary, path)
+        except OSError as exc:
+            raise _naming(exc, temporary, path) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+def _naming(exc: OSError, temporary: Path, path: Path) -> OSError:
+    """``exc`` about the temporary file, said of ``path``: the name the caller gave."""
+    if exc.filename != str(temporary):
+        return exc
+    if isinstance(exc, FileNotFoundError):
+        problem = f"cannot write, the directory {str(path.parent)!r} does not exist"
+    else:
+        problem = f"cannot write: {exc.strerror}"
+    return type(exc)(exc.errno, problem, str(path))
 
 
 __all__ = ["load_model", "parse_json", "read_text", "write_text_atomic"]

@@ -138,6 +138,19 @@ def model_to_tables(
 # ---------------------------------------------------------------------------
 # Tables -> model (reading)
 
+# A table holds a slot for every id up to the largest, so one id of 4e9 would
+# allocate gigabytes. Unused ids are real but few (tiktoken's files: a few dozen
+# below their specials): allowing as many as the entries, plus ID_SLACK for small
+# files, keeps a table within 3 slots an entry. The core's rank_file::id_limit
+# is the same bound.
+ID_SLACK = 1 << 16
+
+
+def id_limit(entries: int) -> int:
+    """The ids of a table of ``entries`` tokens must be below this."""
+    return 2 * entries + ID_SLACK
+
+
 # Raise a FormatError located in the file: (problem, key or None) for the vocabulary,
 # (problem, 0-based merge index) for the merges. Each format says how it names places.
 VocabError = Callable[[str, Optional[str]], FormatError]
@@ -157,18 +170,25 @@ def model_from_tables(
 
     ``special_tokens`` (raw text -> id) must all be keys of ``vocab`` with that
     id; the format resolves specials that live outside its vocabulary map
-    before calling. Checks: ids are non-negative integers and distinct (unused
-    ids between them are allowed: they read as None); non-special keys are
-    byte-level text; every single byte is present; every merge names two
-    non-special tokens whose concatenation is a non-special token; no merge is
-    repeated.
+    before calling. Checks: ids are non-negative integers, distinct and below
+    :func:`id_limit` of the entries (unused ids between them are allowed: they
+    read as None); non-special keys are byte-level text; every single byte is
+    present; every merge names two non-special tokens whose concatenation is a
+    non-special token; no merge is repeated.
     """
     tokens_by_id: dict[int, bytes] = {}
     key_by_id: dict[int, str] = {}
     id_by_text: dict[str, int] = {}  # byte-level text -> id, non-special tokens only
+    limit = id_limit(len(vocab))
     for key, token_id in vocab.items():
         if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
             raise vocab_error(f"id {token_id!r} is not a non-negative integer", key)
+        if token_id >= limit:
+            raise vocab_error(
+                f"id {token_id} is far beyond the {len(vocab)} entries (ids must be below "
+                f"{limit}: twice the entries + {ID_SLACK}, room for unused ids)",
+                key,
+            )
         if token_id in key_by_id:
             raise vocab_error(
                 f"id {token_id} is given to both {key_by_id[token_id]!r} and {key!r}", key

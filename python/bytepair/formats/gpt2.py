@@ -9,12 +9,19 @@ The pair records neither a pre-tokenizer (readers assume GPT-2's pattern) nor
 which tokens are special. So only models with the ``gpt2`` pre-tokenizer are
 written, and on reading, a token that is neither a single byte nor the result
 of some merge is special, written as its raw text: this is how GPT-2's
-``<|endoftext|>`` (id 50256) is found.
+``<|endoftext|>`` (id 50256) is found. A truncated merges file, or one made
+for another vocabulary, would turn thousands of ordinary tokens into specials
+that way; so such a token is special only when its id is above those of all
+bytes and merged tokens and its text is not two lower tokens joined (what a
+missing merge leaves), or when its id is below them all (bytepair's own
+layout, specials first). Anything else is a FormatError, and ``save`` refuses
+a model that would read back as one.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import FormatError
@@ -44,9 +51,11 @@ def save(model: BPEModel, directory: PathLike) -> None:
     (true of OpenAI's vocabularies). ValueError, before anything is written,
     when the files could not give the model back: another pre-tokenizer than
     ``gpt2``, a special token whose text is another token's byte-level text, a
-    repeated merge, or a token that is neither a byte, a merge result nor
+    repeated merge, a token that is neither a byte, a merge result nor
     special (it would read back as special, and under tiktoken's rule only a
-    whole-piece lookup, which the format has no way to ask for, gives it).
+    whole-piece lookup, which the format has no way to ask for, gives it), or a
+    special token that would read back as a missing merge (see the module
+    docstring).
     """
     stripping = sorted(text for text, strip in model.special_token_strip.items() if any(strip))
     if stripping:
@@ -74,6 +83,15 @@ def save(model: BPEModel, directory: PathLike) -> None:
                 "neither a single byte nor the result of a merge, and would read back as a "
                 "special token; save with format='huggingface' instead"
             )
+    made_keys = {line.replace(" ", "") for line in merges}  # byte-level text has no spaces
+    wrong = _not_special(vocab, _unmade(vocab, made_keys))
+    if wrong:
+        key, token_id, reason = wrong[0]
+        raise ValueError(
+            f"cannot write the {FORMAT_NAME} format: special token {key!r} (id {token_id}) "
+            f"would read back as a merge missing from merges.txt ({reason}); save with "
+            "format='huggingface' instead"
+        )
     vocab_text = json.dumps(vocab, ensure_ascii=False) + "\n"
     merges_text = "\n".join([VERSION_LINE, *merges]) + "\n"
 
@@ -106,6 +124,48 @@ def _read_merges(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
     return pairs, line_numbers
 
 
+def _unmade(vocab: Mapping[str, object], made: set[str]) -> dict[str, object]:
+    """The tokens of ``vocab`` that are neither a single byte nor made by a merge."""
+    return {
+        key: token_id
+        for key, token_id in vocab.items()
+        if not (len(key) == 1 and key in CHAR_BYTES) and key not in made
+    }
+
+
+def _not_special(
+    vocab: Mapping[str, object], unmade: Mapping[str, object]
+) -> list[tuple[str, int, str]]:
+    """(key, id, why) of each token of ``unmade`` that is no special token but a
+    missing merge: its id lies among the merged tokens', or above them all while
+    it joins two tokens of lower id. Ids that are not integers are skipped (the
+    table check names them)."""
+    ids = {
+        key: value
+        for key, value in vocab.items()
+        if isinstance(value, int) and not isinstance(value, bool)
+    }
+    ordinary = [token_id for key, token_id in ids.items() if key not in unmade]
+    if not ordinary:
+        return []
+    low, high = min(ordinary), max(ordinary)
+    found = []
+    for key in unmade:
+        token_id = ids.get(key)
+        if token_id is None:
+            continue
+        if low < token_id < high:
+            found.append((key, token_id, "its id lies among those of merged tokens"))
+        elif token_id > high:
+            for cut in range(1, len(key)):
+                left, right = ids.get(key[:cut]), ids.get(key[cut:])
+                if left is not None and right is not None and max(left, right) < token_id:
+                    joined = f"it joins {key[:cut]!r} and {key[cut:]!r} as a merge would"
+                    found.append((key, token_id, joined))
+                    break
+    return found
+
+
 def file_pair(directory: PathLike) -> tuple[Path, Path] | None:
     """The (vocabulary, merges) files in ``directory``: ``vocab.json`` + ``merges.txt``,
     else ``encoder.json`` + ``vocab.bpe``; None when neither pair is complete."""
@@ -129,12 +189,7 @@ def load(directory: PathLike) -> BPEModel:
         raise FormatError(vocab_path, "expected a JSON object mapping tokens to ids", "top level")
     merges, line_numbers = _read_merges(merges_path)
 
-    made = {left + right for left, right in merges}
-    specials = {
-        key: token_id
-        for key, token_id in vocab.items()
-        if not (len(key) == 1 and key in CHAR_BYTES) and key not in made
-    }
+    specials = _unmade(vocab, {left + right for left, right in merges})
     # A merge operand must itself be a byte or a merge result; said here in GPT-2's
     # terms rather than as "names a special token".
     for index, (left, right) in enumerate(merges):
@@ -152,7 +207,7 @@ def load(directory: PathLike) -> BPEModel:
     def merge_error(problem: str, index: int) -> FormatError:
         return FormatError(merges_path, problem, f"line {line_numbers[index]}")
 
-    return model_from_tables(
+    model = model_from_tables(
         vocab,
         merges,
         specials,
@@ -160,3 +215,15 @@ def load(directory: PathLike) -> BPEModel:
         vocab_error=vocab_error,
         merge_error=merge_error,
     )
+    # After the table checks, which name a line or key when one is at fault.
+    wrong = _not_special(vocab, specials)
+    if wrong:
+        key, token_id, reason = wrong[0]
+        raise FormatError(
+            merges_path,
+            f"no merge makes {len(specials)} token{'s' * (len(specials) != 1)} of "
+            f"{vocab_path.name}, and {len(wrong)} of them cannot be special tokens, e.g. "
+            f"{key!r} (id {token_id}): {reason}; the "
+            f"file's {len(merges)} merges look incomplete or made for another vocabulary",
+        )
+    return model

@@ -21,7 +21,8 @@ What such a file holds, and where it goes:
   the text before normalizing, leftmost then longest, even with add_special_tokens=False);
   each must be the vocabulary entry of its id.
 * ``post_processor`` and ``decoder`` are kept as they are (JSON text) and written back;
-  they do not change ``encode(text, add_special_tokens=False)``.
+  they do not change ``encode(text, add_special_tokens=False)``. A model without a
+  decoder gets Metaspace's, after ``ByteFallback`` when it has byte pieces.
 
 Scores are read as tokenizers reads them (serde_json's float parser, which is not
 correctly rounded: see :func:`serde_json_f64`), since ties between segmentations
@@ -53,7 +54,7 @@ from typing import Optional, Union
 
 from ..errors import FormatError
 from ..model import SentencePieceModel, SentencePieceNormalizer
-from . import PathLike, _reject_duplicate_keys, read_text, write_text_atomic
+from . import PathLike, parse_json, read_text, write_text_atomic
 from .hf_regex import UnsupportedPattern, from_tokenizers
 from .sentencepiece import BYTE_PIECES, check_charsmap
 
@@ -268,14 +269,7 @@ class _Number(float):
 
 
 def _parse(text: str, source: str) -> object:
-    try:
-        return json.loads(
-            text, object_pairs_hook=_reject_duplicate_keys(source), parse_float=_Number
-        )
-    except json.JSONDecodeError as exc:
-        raise FormatError(
-            source, f"invalid JSON: {exc.msg}", f"line {exc.lineno}, column {exc.colno}"
-        ) from None
+    return parse_json(text, source, parse_float=_Number)
 
 
 # ---------------------------------------------------------------------------
@@ -346,6 +340,9 @@ def dumps(model: SentencePieceModel, pipeline: Optional[HFPipeline] = None) -> s
     decoder = json.loads(pipeline.decoder) if pipeline.decoder is not None else None
     if decoder is None:
         decoder = dict(metaspace)
+        if model.byte_fallback:
+            # Byte pieces (<0xC3>) to bytes first, or tokenizers writes them as text.
+            decoder = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, decoder]}
     document = {
         "version": "1.0",
         "truncation": None,
@@ -512,7 +509,15 @@ class _Reader:
                 raise self.error(f"expected [piece, score], got {_show(entry)}", where)
             piece = entry[0]
             number = entry[1]
-            score = serde_json_f64(number.text) if isinstance(number, _Number) else float(number)
+            try:
+                score = (
+                    serde_json_f64(number.text) if isinstance(number, _Number) else float(number)
+                )
+            except (ValueError, OverflowError):  # beyond a double, which tokenizers refuses too
+                shown = number.text if isinstance(number, _Number) else _show(number)
+                raise self.error(
+                    f"the score {shown} of {piece!r} is out of the range of a double", where
+                ) from None
             if not piece:
                 raise self.error("an empty piece", where)
             if math.isnan(score) or math.isinf(score):

@@ -96,6 +96,7 @@ from ..errors import FormatError
 from ..model import BPEModel
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer, resolve
 from . import PathLike, parse_json, read_text, write_text_atomic
+from .byte_level import ID_SLACK, id_limit
 
 if TYPE_CHECKING:
     import tiktoken
@@ -183,7 +184,8 @@ def model_from_ranks(
     ``pattern``: a pre-tokenizer name, a compiled regex or a Pretokenizer.
     Ids without a token (cl100k_base has unused ids below and between its
     special tokens) are None; ``n_vocab`` is the largest id + 1, as tiktoken's.
-    ValueError when a special token's id is also a rank.
+    ValueError when a special token's id is also a rank, or when an id is far
+    beyond the number of tokens (:func:`.byte_level.id_limit`).
     """
     if not ranks:
         raise ValueError("no tokens: the ranks are empty")
@@ -193,7 +195,14 @@ def model_from_ranks(
     by_rank = {rank: token for token, rank in ranks.items()}
     if len(by_rank) != len(ranks):
         raise ValueError("two tokens have the same rank")
-    tokens: list[Optional[bytes]] = [None] * (max(by_rank) + 1)
+    largest, limit = max(by_rank), id_limit(len(ranks))
+    if largest >= limit:
+        raise ValueError(
+            f"the rank {largest} of {by_rank[largest]!r} is far beyond the {len(ranks)} tokens"
+            f" (ranks must be below {limit}: twice the tokens + {ID_SLACK}, "
+            "room for unused ranks)"
+        )
+    tokens: list[Optional[bytes]] = [None] * (largest + 1)
     for rank, token in by_rank.items():
         tokens[rank] = token
     return model_from_rank_tokens(tokens, pattern, special_tokens)
@@ -208,11 +217,19 @@ def model_from_rank_tokens(
     pretokenizer = resolve(pattern)
     special_tokens = dict(special_tokens or {})
     tokens = list(tokens)
+    entries = len(tokens) - tokens.count(None) + len(special_tokens)
+    limit = id_limit(entries)
     for text, token_id in special_tokens.items():
         if not isinstance(text, str) or not text:
             raise ValueError(f"special token {text!r} must be a non-empty string")
         if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
             raise ValueError(f"special token {text!r} has id {token_id!r}, not a whole number >= 0")
+        if token_id >= limit:
+            raise ValueError(
+                f"special token {text!r} has id {token_id}, far beyond the {entries} tokens "
+                f"and special tokens (ids must be below {limit}: twice their number + "
+                f"{ID_SLACK}, room for unused ids)"
+            )
         if token_id < len(tokens) and tokens[token_id] is not None:
             raise ValueError(
                 f"special token {text!r} has id {token_id}, which is also the rank of the "
