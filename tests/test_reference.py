@@ -339,6 +339,27 @@ def test_decode_bytes_concatenates_and_names_bad_id():
         decode_bytes([-1], tokens)
 
 
+def test_decode_is_the_text_of_decode_bytes():
+    # README lists decode among the reference's functions; SPEC section 2: replace by default.
+    tokens = bare_vocab() + ["é".encode()]
+    assert bpe.decode([ord("a"), 256, ord("z")], tokens) == "aéz"
+    assert bpe.decode([0xC3], tokens) == "\ufffd"
+    assert bpe.decode([0xE2, 0x82, ord("a")], tokens) == "\ufffda"  # one U+FFFD per bad run
+    assert bpe.decode([0xC3, 0xA9], tokens, errors="strict") == "é"
+    with pytest.raises(UnicodeDecodeError):
+        bpe.decode([0xC3], tokens, errors="strict")
+    assert bpe.decode([0xC3, ord("b")], tokens, errors="ignore") == "b"
+    with pytest.raises(ValueError, match=r"id 257 at position 1"):
+        bpe.decode([0, 257], tokens)
+
+
+@settings(deadline=None)
+@given(valid_text)
+def test_decode_round_trips_text(trained, text):
+    ids = encode(text, trained.tokens, trained.merge_ids, special_tokens={"<|eot|>": 0})
+    assert bpe.decode(ids, trained.tokens) == text
+
+
 # ---------------------------------------------------------------------------
 # Validation: errors name the bad input
 # ---------------------------------------------------------------------------

@@ -181,8 +181,209 @@ def test_loaded_models_say_what_they_cannot_do(shared_data):
     tok = bytepair.load(shared_data / "models" / "sentencepiece" / "sp_test_model.model")
     with pytest.raises(NotImplementedError, match="trained by bytepair"):
         tok.encode_nbest("hello", 2)
-    with pytest.raises(ValueError, match="encode_ordinary"):
-        tok.encode("<s> hello", allowed_special="all")
+    for allowed in ("all", {"<s>"}):
+        with pytest.raises(ValueError, match="cannot be allowed .* SentencePiece .model file"):
+            tok.encode("<s> hello", allowed_special=allowed)
+        with pytest.raises(ValueError, match="cannot be allowed"):
+            tok.encode_batch(["hello"], allowed_special=allowed)
+
+
+LLAMA2 = ("sentencepiece", "llama2_tokenizer.model")
+T5 = ("hf", "t5-small.tokenizer.json")
+
+
+@pytest.mark.parametrize("where", [LLAMA2, T5])
+def test_encode_on_a_loaded_model_keeps_the_special_token_contract(shared_data, where):
+    path = shared_data / "models" / where[0] / where[1]
+    tok = bytepair.load(path)
+    texts = ["Hello", " Hello  world", "", "naïve 漢字 👍🏽"] + corpus_lines(shared_data, 30)
+    for text in texts:
+        assert tok.encode(text) == tok.encode_ordinary(text), text
+    assert tok.encode_batch(texts) == [tok.encode_ordinary(t) for t in texts]
+    if where == LLAMA2:
+        peer = _processor(path)
+        assert tok.encode("Hello") == peer.encode("Hello") == [15043]
+        special, other = "</s>", "<s>"
+    else:
+        special, other = "</s>", "<pad>"
+    text = f"ab{other}cd {special}"
+    with pytest.raises(bytepair.DisallowedSpecialError) as caught:
+        tok.encode(text)
+    error = caught.value
+    assert (error.token, error.position) == (other, 2)  # the leftmost
+    assert str(error).startswith(
+        f'Encountered text corresponding to disallowed special token "{other}" at character 2.'
+    )
+    with pytest.raises(bytepair.DisallowedSpecialError) as caught:
+        tok.encode(text, disallowed_special={special})
+    assert (caught.value.token, caught.value.position) == (special, text.index(special))
+    assert tok.encode(text, disallowed_special=()) == tok.encode_ordinary(text)
+    with pytest.raises(bytepair.DisallowedSpecialError, match="^text 1 of the batch: Encountered"):
+        tok.encode_batch(["fine", text])
+    assert tok.encode_batch(["fine", text], disallowed_special=()) == [
+        tok.encode_ordinary("fine"),
+        tok.encode_ordinary(text),
+    ]
+    if where == LLAMA2:
+        assert tok.encode(text, disallowed_special=()) == _processor(path).encode(text)
+
+
+def test_encode_on_the_command_line_with_a_model_file(shared_data, capsys):
+    path = shared_data / "models" / "sentencepiece" / "llama2_tokenizer.model"
+    peer = _processor(path)
+    assert main(["encode", "-m", str(path), "Hello world"]) == 0
+    assert capsys.readouterr().out.split() == [str(i) for i in peer.encode("Hello world")]
+    assert main(["encode", "-m", str(path), "Hello <s>"]) == 1
+    err = capsys.readouterr().err
+    assert 'disallowed special token "<s>" at character 6' in err and "Traceback" not in err
+    assert main(["encode", "-m", str(path), "Hello <s>", "--allow-special"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot be allowed" in err and "--ordinary" in err
+    assert main(["encode", "-m", str(path), "Hello <s>", "--ordinary"]) == 0
+    assert capsys.readouterr().out.split() == [str(i) for i in peer.encode("Hello <s>")]
+
+
+def _random_ids(tok, rng, n):
+    """Sequences of ids, half of them byte pieces if the model has some (runs
+    of valid and invalid UTF-8)."""
+    byte_ids = [i for i, k in enumerate(tok.model.kinds) if k == "byte"] or range(tok.n_vocab)
+    return [
+        [
+            rng.choice(byte_ids) if rng.random() < 0.5 else rng.randrange(tok.n_vocab)
+            for _ in range(rng.randrange(7))
+        ]
+        for _ in range(n)
+    ]
+
+
+def _check_decode_forms(tok, ids, library_text):
+    """decode's default is the library's text; decode_bytes the raw bytes of
+    the same text; other errors decode those bytes."""
+    from bytepair.reference.normalize import decode_utf8_like_sentencepiece
+
+    raw = tok.decode_bytes(ids)
+    assert tok.decode(ids) == library_text, ids
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        with pytest.raises(UnicodeDecodeError):
+            tok.decode(ids, errors="strict")
+        assert "\ufffd" in library_text
+    else:
+        assert tok.decode(ids, errors="strict") == text == library_text, ids
+    assert tok.decode(ids, errors="ignore") == raw.decode("utf-8", errors="ignore")
+    assert tok.decode(ids, errors="backslashreplace") == raw.decode(
+        "utf-8", errors="backslashreplace"
+    )
+    if tok.flavor == "sentencepiece":  # sentencepiece replaces byte by byte
+        assert decode_utf8_like_sentencepiece(raw) == library_text, ids
+
+
+@pytest.mark.parametrize("name", ["llama2_tokenizer", "sp_test_model"])
+def test_decode_of_a_model_file_honours_errors_and_decode_bytes_is_raw(shared_data, name):
+    import random
+
+    path = shared_data / "models" / "sentencepiece" / f"{name}.model"
+    tok, peer = bytepair.load(path), _processor(path)
+    for ids in _random_ids(tok, random.Random(7), 1500):
+        _check_decode_forms(tok, ids, peer.decode(ids))
+    for text in ["naïve 漢字 👍🏽 𝔸", " two  spaces "] + corpus_lines(shared_data, 30):
+        ids = peer.encode(text)
+        _check_decode_forms(tok, ids, peer.decode(ids))
+    if name == "llama2_tokenizer":
+        c3, a9 = tok.piece_to_id("<0xC3>"), tok.piece_to_id("<0xA9>")
+        assert tok.decode([c3]) == peer.decode([c3]) == "\ufffd"
+        assert tok.decode_bytes([c3]) == b"\xc3"
+        with pytest.raises(UnicodeDecodeError):
+            tok.decode([c3], errors="strict")
+        assert tok.decode_bytes([c3, a9]) == "é".encode()
+        assert tok.decode([c3, a9], errors="strict") == peer.decode([c3, a9]) == "é"
+
+
+@pytest.fixture(scope="module")
+def tokenizers_with_byte_fallback(tmp_path_factory):
+    """A Unigram tokenizer.json with byte pieces, written by bytepair from a
+    sentencepiece model (its decoder: ByteFallback, then Metaspace)."""
+    import bytepair.sentencepiece_tokenizer as module
+
+    out = tmp_path_factory.mktemp("bf")
+    corpus = module.__file__.replace("sentencepiece_tokenizer.py", "data/botchan.txt")
+    spm.SentencePieceTrainer.train(
+        input=corpus,
+        model_prefix=str(out / "bf"),
+        vocab_size=600,
+        byte_fallback=True,
+        model_type="unigram",
+        minloglevel=2,
+    )
+    bytepair.load(out / "bf.model").save(out / "bf.json")
+    decoder = json.loads((out / "bf.json").read_text(encoding="utf-8"))["decoder"]
+    assert [step["type"] for step in decoder["decoders"]] == ["ByteFallback", "Metaspace"]
+    return out / "bf.json"
+
+
+def test_decode_of_a_tokenizer_json_honours_errors_and_decode_bytes_is_raw(
+    tokenizers_with_byte_fallback,
+):
+    import random
+
+    tok = bytepair.load(tokenizers_with_byte_fallback)
+    peer = tokenizers.Tokenizer.from_file(str(tokenizers_with_byte_fallback))
+    assert tok.flavor == "tokenizers" and "byte" in tok.model.kinds
+    for ids in _random_ids(tok, random.Random(8), 3000):
+        _check_decode_forms(tok, ids, peer.decode(ids, skip_special_tokens=False))
+    space, a = tok.piece_to_id("<0x20>"), tok.piece_to_id("<0x61>")
+    # Metaspace strips the first token's '▁', not a space it holds.
+    assert tok.decode([space, a]) == peer.decode([space, a], skip_special_tokens=False) == " a"
+
+
+def test_decode_single_token_bytes(shared_data, trained, tokenizers_with_byte_fallback):
+    import numpy as np
+
+    llama = bytepair.load(shared_data / "models" / "sentencepiece" / "llama2_tokenizer.model")
+    hello = llama.piece_to_id("\u2581Hello")
+    assert llama.decode_single_token_bytes(hello) == b" Hello"
+    assert llama.decode_single_token_bytes(np.int64(hello)) == b" Hello"
+    assert llama.decode_single_token_bytes(llama.piece_to_id("<0xC3>")) == b"\xc3"
+    assert llama.decode_single_token_bytes(1) == b""  # <s>: sentencepiece writes nothing
+    assert (
+        llama.decode_single_token_bytes(0)
+        == _processor(shared_data / "models" / "sentencepiece" / "llama2_tokenizer.model")
+        .decode([0])
+        .encode()
+    )
+    with pytest.raises(ValueError, match="token id 32000 at position 0 is not in the vocabulary"):
+        llama.decode_single_token_bytes(32000)
+    ids = llama.encode_ordinary("Hello wörld 𝔸")
+    # Inside a text, the tokens' bytes make up decode_bytes; at its start, the dummy space goes.
+    assert b"".join(map(llama.decode_single_token_bytes, ids)) == b" " + llama.decode_bytes(ids)
+    for tok in (trained[True], bytepair.load(tokenizers_with_byte_fallback)):
+        ids = tok.encode_ordinary("x the naïve 漢字 👍🏽")
+        joined = b"".join(tok.decode_single_token_bytes(i) for i in ids)
+        assert joined == b" " + tok.decode_bytes(ids), tok.flavor
+    assert trained[True].decode_single_token_bytes(1) == b"<|end|>"
+
+
+@pytest.mark.parametrize("where", [LLAMA2, T5])
+def test_decode_takes_any_iterable_of_ints(shared_data, where):
+    import numpy as np
+
+    tok = bytepair.load(shared_data / "models" / where[0] / where[1])
+    ids = tok.encode_ordinary("Hello world, again")
+    text = tok.decode(ids)
+    for form in (np.array(ids), np.array(ids, dtype=np.uint32), tuple(ids), iter(ids)):
+        assert tok.decode(form) == text
+    assert tok.decode([np.int32(i) for i in ids]) == text
+    assert tok.decode_bytes(i for i in ids) == tok.decode_bytes(ids)
+    assert tok.decode(dict.fromkeys(ids).keys()) == tok.decode(list(dict.fromkeys(ids)))
+    with pytest.raises(ValueError, match=r"^id at position 1 is np.float64\(2.0\), not an int$"):
+        tok.decode([ids[0], np.float64(2.0)])
+    with pytest.raises(ValueError, match=rf"^token id {tok.n_vocab} at position 1 is not in"):
+        tok.decode(np.array([ids[0], tok.n_vocab]))
+    with pytest.raises(ValueError, match=r"^token id -1 at position 2 is not in"):
+        tok.decode(i for i in [ids[0], ids[1], -1])
+    with pytest.raises(TypeError, match="ids must be an iterable of ints, not int"):
+        tok.decode(5)
 
 
 def test_corrupt_model_files_are_named(tmp_path, shared_data):

@@ -16,17 +16,20 @@ Where the model comes from decides the exact behaviour ("flavor"):
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional, Union
 
 from . import _native
+from .errors import DisallowedSpecialError
 from .model import SentencePieceModel, SentencePieceNormalizer
-from .tokenizer import SpecialSet, _batch_surrogate_error, _check_ids, _on_text
+from .tokenizer import SpecialSet, _batch_surrogate_error, _checked_ids, _on_text
 
 FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
 METASPACE = "\u2581"
@@ -72,6 +75,7 @@ class SentencePieceTokenizer:
         "_core",
         "_foreign_core",
         "_special_index",
+        "_special_finders",
         "_piece_index",
         "_training",
         "_extra",
@@ -95,10 +99,14 @@ class SentencePieceTokenizer:
             (p, i) for i, (p, k) in enumerate(zip(model.pieces, model.kinds)) if k == "control"
         ]
         self._special_index = {text: n for n, (text, _) in enumerate(specials)}
+        self._special_finders: dict[frozenset[str], re.Pattern] = {}
         self._core = None
         self._piece_index: Optional[dict[str, int]] = None
         self._foreign_core = None
         if flavor == "sentencepiece":
+            from .reference.sentencepiece import DEFAULT_UNK_SURFACE
+
+            self._extra = DEFAULT_UNK_SURFACE if extra is None else extra  # what <unk> decodes to
             self._foreign_core = _sentencepiece_core(model)
         elif flavor == "tokenizers":
             self._foreign_core = _tokenizers_core(model, extra)
@@ -119,7 +127,9 @@ class SentencePieceTokenizer:
 
     # ---- Encoding ----
 
-    def _special_indices(self, allowed_special: SpecialSet, disallowed_special: SpecialSet):
+    def _chosen_specials(
+        self, allowed_special: SpecialSet, disallowed_special: SpecialSet
+    ) -> tuple[set[str], set[str]]:
         index = self._special_index
         allowed = set(index) if allowed_special == "all" else set(allowed_special)
         disallowed = (
@@ -132,14 +142,57 @@ class SentencePieceTokenizer:
                     f"{name} names {sorted(unknown)!r}, which are not special tokens of this "
                     f"tokenizer (it has {sorted(index)!r})"
                 )
+        return allowed, disallowed
+
+    def _special_indices(self, allowed_special: SpecialSet, disallowed_special: SpecialSet):
+        allowed, disallowed = self._chosen_specials(allowed_special, disallowed_special)
+        index = self._special_index
         return sorted(index[t] for t in allowed), sorted(index[t] for t in disallowed)
 
-    @staticmethod
-    def _no_specials_here(allowed: list[int], disallowed: list[int]) -> None:
-        if allowed or disallowed:
+    def _check_loaded_specials(
+        self,
+        texts: list[str],
+        allowed_special: SpecialSet,
+        disallowed_special: SpecialSet,
+        *,
+        batch: bool,
+    ) -> None:
+        """Tokenizer's special-token contract, as far as a loaded model can
+        keep it: its own library decides how special-token text is encoded
+        (sentencepiece as plain text, tokenizers by cutting out its added
+        tokens), so no special token can be allowed, and the text of a
+        disallowed one raises DisallowedSpecialError as Tokenizer does."""
+        allowed, disallowed = self._chosen_specials(allowed_special, disallowed_special)
+        library = self._flavor
+        source = "a SentencePiece .model file" if library == "sentencepiece" else "a tokenizer.json"
+        if allowed:
             raise ValueError(
-                "special tokens of a loaded SentencePiece / tokenizers model are not cut out "
-                "of text here; use encode_ordinary (the ids its own library gives)"
+                f"special tokens cannot be allowed for this model, read from {source}: it gives "
+                f"{library}'s ids, and {library} has no choice of special tokens to cut out of "
+                "text; encode the text as ordinary text instead (disallowed_special=() or "
+                "encode_ordinary in Python, --ordinary on the command line)"
+            )
+        if not disallowed:
+            return
+        finder = self._special_finders.get(frozenset(disallowed))
+        if finder is None:
+            # Leftmost occurrence first, then the longest, as the core finds specials.
+            longest_first = sorted(disallowed, key=len, reverse=True)
+            finder = re.compile("|".join(map(re.escape, longest_first)))
+            self._special_finders[frozenset(disallowed)] = finder
+        for n, text in enumerate(texts):
+            found = finder.search(text) if isinstance(text, str) else None
+            if found is None:
+                continue
+            token, position = found.group(), found.start()
+            prefix = f"text {n} of the batch: " if batch else ""
+            raise DisallowedSpecialError(
+                f"{prefix}Encountered text corresponding to disallowed special token "
+                f"{json.dumps(token, ensure_ascii=False)} at character {position}.\n"
+                f"This model, read from {source}, cannot encode it as its special id; "
+                f"to encode the text as {library} does, pass `disallowed_special=()`.",
+                token,
+                position,
             )
 
     def _foreign(self, text: str) -> list[int]:
@@ -155,13 +208,13 @@ class SentencePieceTokenizer:
         disallowed_special: SpecialSet = "all",
     ) -> list[int]:
         """The best (Viterbi) segmentation of ``text`` as ids. Special tokens
-        follow :meth:`Tokenizer.encode`'s contract (for a loaded model, which
-        has no such contract in its own library, use :meth:`encode_ordinary`
-        for its library's ids)."""
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        follow :meth:`Tokenizer.encode`'s contract; a loaded model allows
+        none (its own library decides) and, without a disallowed one in the
+        text, gives :meth:`encode_ordinary`'s ids."""
         if self._core is None:
-            self._no_specials_here(allowed, disallowed)
+            self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
             return self._foreign(text)
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
         return _on_text(self._core.encode, text, allowed, disallowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -182,12 +235,14 @@ class SentencePieceTokenizer:
         from .tokenizer import Tokenizer
 
         texts = Tokenizer._checked_batch(texts)
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        if self._core is None:
+            self._check_loaded_specials(texts, allowed_special, disallowed_special, batch=True)
+            native, chosen = self._foreign_core.encode_batch, ()
+        else:
+            native = self._core.encode_batch
+            chosen = self._special_indices(allowed_special, disallowed_special)
         try:
-            if self._core is None:
-                self._no_specials_here(allowed, disallowed)
-                return self._foreign_core.encode_batch(texts)
-            return self._core.encode_batch(texts, allowed, disallowed)
+            return native(texts, *chosen)
         except UnicodeEncodeError as e:
             raise _batch_surrogate_error(e, texts) from None
 
@@ -251,25 +306,68 @@ class SentencePieceTokenizer:
 
     # ---- Decoding ----
 
-    def _check(self, ids: Sequence[int]) -> list[int]:
-        ids = list(ids)
-        n = len(self._model.pieces)
-        if not all(type(i) is int and 0 <= i < n for i in ids):
-            raise _check_ids(ids, n)
-        return ids
+    def _check(self, ids: Iterable[int]) -> list[int]:
+        return _checked_ids(ids, len(self._model.pieces))
 
-    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
-        """The text of ``ids``, as the model's own library decodes it
-        (sentencepiece's ``decode``, tokenizers' ``decode(ids,
-        skip_special_tokens=False)``; for a bytepair model special tokens
-        decode to their text, ``<unk>`` to ``⁇``)."""
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """The text of ``ids``. With ``errors="replace"`` (the default), as
+        the model's own library decodes them (sentencepiece's ``decode``,
+        tokenizers' ``decode(ids, skip_special_tokens=False)``: each byte of
+        invalid UTF-8 a U+FFFD); with other ``errors`` (``"strict"``, ...),
+        :meth:`decode_bytes` decoded with them. For a bytepair model special
+        tokens decode to their text, ``<unk>`` to ``⁇``."""
         ids = self._check(ids)
+        if self._flavor == "bytepair":
+            return self._decode_bytepair(ids, errors)
+        if errors != "replace":
+            return self._decode_bytes_checked(ids).decode("utf-8", errors=errors)
         if self._flavor == "sentencepiece":
             from .reference import sentencepiece
 
             return sentencepiece.decode(self._model, ids, self._extra)
+        return self._decode_like_tokenizers(ids, None)
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes :meth:`decode` writes, with byte pieces (``<0xC3>``) as
+        their byte, valid UTF-8 or not."""
+        return self._decode_bytes_checked(self._check(ids))
+
+    def _decode_bytes_checked(self, ids: list[int]) -> bytes:
+        if self._flavor == "sentencepiece":
+            from .reference import sentencepiece
+
+            return sentencepiece.decode_bytes(self._model, ids, self._extra)
+        # surrogateescape carries each byte of invalid UTF-8 through the text unchanged.
         if self._flavor == "tokenizers":
-            return self._decode_like_tokenizers(ids)
+            text = self._decode_like_tokenizers(ids, "surrogateescape")
+        else:
+            text = self._decode_bytepair(ids, "surrogateescape")
+        return text.encode("utf-8", errors="surrogateescape")
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token where it stands inside a text: a byte piece
+        its byte, any other piece what :meth:`decode_bytes` writes for it
+        there (``▁`` as a space; at the start of a text that space may be
+        dropped)."""
+        i = self._check([token])[0]
+        piece, kind = self._model.pieces[i], self._model.kinds[i]
+        if kind == "byte":
+            return bytes([int(piece[3:5], 16)])
+        if self._flavor == "sentencepiece":
+            if kind == "control":
+                return b""
+            if kind == "unknown":
+                return self._extra.encode("utf-8")
+        elif self._flavor == "bytepair":
+            if kind == "unknown":
+                return UNK_SURFACE.encode("utf-8")
+            if kind == "control" or self._model.pretokenizer is not None:
+                return piece.encode("utf-8")
+        return piece.replace(METASPACE, " ").encode("utf-8")
+
+    def _decode_bytepair(self, ids: list[int], errors: str) -> str:
+        """bytepair.reference.unigram.decode: byte pieces joined back into
+        UTF-8 (decoded with ``errors``), specials as their text."""
         model = self._model
         parts: list[tuple[str, bool]] = []  # (text, is_special)
         pending = bytearray()
@@ -298,44 +396,33 @@ class SentencePieceTokenizer:
             parts = [(t if special else t.replace(METASPACE, " "), special) for t, special in parts]
         return "".join(t for t, _ in parts)
 
-    def _decode_like_tokenizers(self, ids: list[int]) -> str:
-        """tokenizers' ByteFallback then Metaspace decoders: byte pieces
-        become their UTF-8 (U+FFFD per byte of an invalid run), ``▁`` a
-        space, and the first token loses its leading space when a prefix
-        was added."""
+    def _decode_like_tokenizers(self, ids: list[int], errors: Optional[str]) -> str:
+        """tokenizers' ByteFallback then Metaspace decoders: a run of byte
+        pieces becomes one token, its UTF-8 (``errors=None``: as tokenizers
+        writes it, a U+FFFD for each byte of an invalid run; else decoded
+        with ``errors``); ``▁`` becomes a space, except in the first token,
+        which loses every ``▁`` when a prefix was added."""
         from .formats.hf_unigram import prepend_scheme
 
         model = self._model
         tokens: list[str] = []
-        pending = bytearray()
-        for i in ids:
-            piece, kind = model.pieces[i], model.kinds[i]
-            if kind == "byte":
-                pending.append(int(piece[3:5], 16))
+        for is_byte, run in itertools.groupby(ids, key=lambda i: model.kinds[i] == "byte"):
+            if not is_byte:
+                tokens.extend(model.pieces[i] for i in run)
                 continue
-            if pending:
-                try:
-                    tokens.append(pending.decode("utf-8"))
-                except UnicodeDecodeError:
-                    tokens.extend("\ufffd" * len(pending))
-                pending.clear()
-            tokens.append(piece)
-        if pending:
+            data = bytes(int(model.pieces[i][3:5], 16) for i in run)
+            if errors is not None:
+                tokens.append(data.decode("utf-8", errors=errors))
+                continue
             try:
-                tokens.append(pending.decode("utf-8"))
+                tokens.append(data.decode("utf-8"))
             except UnicodeDecodeError:
-                tokens.extend("\ufffd" * len(pending))
+                tokens.extend("\ufffd" * len(data))
         strip_first = prepend_scheme(model, self._extra) != "never"
-        out = []
-        for n, token in enumerate(tokens):
-            token = token.replace(METASPACE, " ")
-            if n == 0 and strip_first and token.startswith(" "):
-                token = token[1:]
-            out.append(token)
-        return "".join(out)
-
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        return self.decode(ids, errors="surrogateescape").encode("utf-8", errors="surrogateescape")
+        return "".join(
+            token.replace(METASPACE, "" if n == 0 and strip_first else " ")
+            for n, token in enumerate(tokens)
+        )
 
     # ---- The vocabulary ----
 

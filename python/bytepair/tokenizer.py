@@ -7,9 +7,10 @@ shared by many threads.
 
 from __future__ import annotations
 
+import operator
 import os
 import random
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Optional, Union
@@ -49,16 +50,24 @@ def _batch_surrogate_error(error: UnicodeEncodeError, texts: list[str]) -> Value
     return _reject_surrogates(error, f"text {index} of the batch")
 
 
-def _check_ids(ids: Sequence[object], n_vocab: int) -> ValueError:
+def _checked_ids(ids: Iterable[object], n_vocab: int) -> list[int]:
+    """``ids`` as a list of ints (anything ``operator.index`` takes, as the
+    core does), or a ValueError naming the first bad id and its position."""
+    if not isinstance(ids, Iterable):
+        raise TypeError(f"ids must be an iterable of ints, not {type(ids).__name__}")
+    checked = []
     for position, token in enumerate(ids):
-        if not isinstance(token, int) or isinstance(token, bool):
-            return ValueError(f"id at position {position} is {token!r}, not an int")
-        if not 0 <= token < n_vocab:
-            return ValueError(
-                f"token id {token} at position {position} is not in the vocabulary "
+        try:
+            value = operator.index(token)
+        except TypeError:
+            raise ValueError(f"id at position {position} is {token!r}, not an int") from None
+        if not 0 <= value < n_vocab:
+            raise ValueError(
+                f"token id {value} at position {position} is not in the vocabulary "
                 f"(it has {n_vocab} ids, 0 to {n_vocab - 1})"
             )
-    return ValueError("ids could not be read")
+        checked.append(value)
+    return checked
 
 
 def _dropout(p: object, seed: object) -> Optional[tuple[float, int]]:
@@ -231,14 +240,18 @@ class Tokenizer:
 
     # ---- Decoding ----
 
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        """The bytes of the tokens, concatenated."""
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes of the tokens, concatenated. ``ids``: any iterable of ints."""
+        if not isinstance(ids, (list, tuple)) and not hasattr(ids, "__array__"):
+            # The core reads only sequences; a generator or dict view is read once, here.
+            ids = _checked_ids(ids, self.n_vocab)
         try:
             return self._core.decode_bytes(ids)
         except (OverflowError, TypeError):
-            raise _check_ids(list(ids), self.n_vocab) from None
+            # Names the first bad id; valid ids the core could not read go in as a list.
+            return self._core.decode_bytes(_checked_ids(ids, self.n_vocab))
 
-    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """The text of the tokens; invalid UTF-8 is replaced unless ``errors="strict"``."""
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
@@ -247,7 +260,7 @@ class Tokenizer:
         try:
             return self._core.token_bytes(token)
         except (OverflowError, TypeError):
-            raise _check_ids([token], self.n_vocab) from None
+            return self._core.token_bytes(_checked_ids([token], self.n_vocab)[0])
 
     # ---- Miscellaneous ----
 

@@ -493,3 +493,9 @@ def decode_bytes(ids: Iterable[int], tokens: list[bytes]) -> bytes:
             )
         out += tokens[index]
     return bytes(out)
+
+
+def decode(ids: Iterable[int], tokens: list[bytes], errors: str = "replace") -> str:
+    """The text of ``ids``: :func:`decode_bytes` as UTF-8, invalid bytes
+    handled by ``errors`` (SPEC section 2: ``"replace"`` by default)."""
+    return decode_bytes(ids, tokens).decode("utf-8", errors=errors)

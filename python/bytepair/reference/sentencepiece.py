@@ -37,7 +37,8 @@
    ``<0xXX>`` pieces; without it, consecutive unknown segments become ONE
    ``unk_id``.
 
-``decode(model, ids)`` is ``SentencePieceProcessor.decode(ids)``.
+``decode(model, ids)`` is ``SentencePieceProcessor.decode(ids)``;
+``decode_bytes(model, ids)`` the same text with byte pieces left as raw bytes.
 """
 
 from __future__ import annotations
@@ -391,19 +392,11 @@ def _byte_of(piece: str) -> int:
     return int(piece[3:5], 16)
 
 
-def decode(
-    model: SentencePieceModel, ids: Iterable[int], unk_surface: str = DEFAULT_UNK_SURFACE
-) -> str:
-    """``SentencePieceProcessor.decode(ids)``.
-
-    Control pieces decode to nothing, the unknown piece to ``unk_surface``
-    (the file's trainer_spec.unk_surface), runs of byte pieces to their bytes
-    as UTF-8 (each byte that does not start a valid character: U+FFFD), every
-    other piece to its text with ``▁`` as a space. The leading ``▁`` of the
-    first piece that writes text is dropped when the model adds a dummy
-    prefix or removes extra whitespace; with remove_extra_whitespaces the
-    leading ``▁`` of every piece until text appears is dropped.
-    """
+def _decoded_parts(
+    model: SentencePieceModel, ids: Iterable[int], unk_surface: str
+) -> list[Union[str, bytes]]:
+    """What :func:`decode` writes, piece by piece, before runs of byte pieces
+    (the ``bytes`` items) become text."""
     normalizer = model.normalizer
     strips_bos_space = normalizer.add_dummy_prefix or normalizer.remove_extra_whitespaces
     pieces = []
@@ -412,14 +405,14 @@ def decode(
             raise IndexError(f"id {piece_id} is out of range (0..{len(model.pieces) - 1})")
         pieces.append(piece_id)
 
-    out: list[str] = []
+    out: list[Union[str, bytes]] = []
     pending_bytes = bytearray()
     expecting_bos_space = True
     bos_space_seen = False
 
     def flush_bytes() -> None:
         if pending_bytes:
-            out.append(decode_utf8_like_sentencepiece(bytes(pending_bytes)))
+            out.append(bytes(pending_bytes))
             pending_bytes.clear()
 
     for piece_id in pieces:
@@ -442,7 +435,38 @@ def decode(
                 bos_space_seen = not normalizer.remove_extra_whitespaces
         out.append(piece.replace(SPACE_SYMBOL, " "))
     flush_bytes()
-    return "".join(out)
+    return out
+
+
+def decode(
+    model: SentencePieceModel, ids: Iterable[int], unk_surface: str = DEFAULT_UNK_SURFACE
+) -> str:
+    """``SentencePieceProcessor.decode(ids)``.
+
+    Control pieces decode to nothing, the unknown piece to ``unk_surface``
+    (the file's trainer_spec.unk_surface), runs of byte pieces to their bytes
+    as UTF-8 (each byte that does not start a valid character: U+FFFD), every
+    other piece to its text with ``▁`` as a space. The leading ``▁`` of the
+    first piece that writes text is dropped when the model adds a dummy
+    prefix or removes extra whitespace; with remove_extra_whitespaces the
+    leading ``▁`` of every piece until text appears is dropped.
+    """
+    return "".join(
+        decode_utf8_like_sentencepiece(part) if isinstance(part, bytes) else part
+        for part in _decoded_parts(model, ids, unk_surface)
+    )
+
+
+def decode_bytes(
+    model: SentencePieceModel, ids: Iterable[int], unk_surface: str = DEFAULT_UNK_SURFACE
+) -> bytes:
+    """:func:`decode`'s text as UTF-8, except that byte pieces stay the bytes
+    they stand for, valid UTF-8 or not (sentencepiece has no such call: its
+    bytes are those of the text, with U+FFFD already in)."""
+    return b"".join(
+        part if isinstance(part, bytes) else part.encode("utf-8")
+        for part in _decoded_parts(model, ids, unk_surface)
+    )
 
 
 __all__ = [
@@ -450,6 +474,7 @@ __all__ = [
     "best_path",
     "bpe_segments",
     "decode",
+    "decode_bytes",
     "encode",
     "encode_pieces",
     "f32",

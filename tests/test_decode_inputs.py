@@ -1,0 +1,69 @@
+"""Tokenizer.decode takes any iterable of ints, like the core takes a list or
+a numpy array, and bad ids still get an error naming the id and its position."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import bytepair
+
+
+@pytest.fixture(scope="module")
+def tok():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # stops early: the corpus is tiny
+        return bytepair.train(
+            ["hello world, naïve 👍🏽"] * 10, vocab_size=300, special_tokens=["<|e|>"]
+        )
+
+
+TEXT = "hello world, naïve 👍🏽<|e|>"
+
+
+def test_every_iterable_of_ints_decodes_like_a_list(tok):
+    ids = tok.encode(TEXT, allowed_special="all")
+    assert tok.decode(ids) == TEXT
+    forms = [  # factories: a generator is read once
+        lambda: tuple(ids),
+        lambda: iter(ids),
+        lambda: (i for i in ids),
+        lambda: np.array(ids),
+        lambda: np.array(ids, dtype=np.uint32),
+        lambda: [np.int64(i) for i in ids],
+    ]
+    for form in forms:
+        assert tok.decode(form()) == TEXT, form()
+        assert tok.decode_bytes(form()) == TEXT.encode(), form()
+    assert tok.decode(range(5, 8)) == tok.decode([5, 6, 7])
+    unique = list(dict.fromkeys(ids))
+    assert tok.decode(dict.fromkeys(ids).keys()) == tok.decode(unique)
+    assert tok.decode(set(ids[:1])) == tok.decode(ids[:1])
+    assert tok.decode(i for i in []) == ""
+    assert tok.decode_single_token_bytes(np.int64(ids[0])) == tok.decode_single_token_bytes(ids[0])
+
+
+def test_bad_ids_are_named_with_their_position_whatever_holds_them(tok):
+    n = tok.n_vocab
+    not_in = rf"is not in the vocabulary \(it has {n} ids, 0 to {n - 1}\)$"
+    cases = [  # factories: a generator is read once
+        (lambda: (i for i in [5, n]), rf"^token id {n} at position 1 {not_in}"),
+        (lambda: {5: 0, -1: 0}.keys(), rf"^token id -1 at position 1 {not_in}"),
+        (lambda: [np.int64(5), -1], rf"^token id -1 at position 1 {not_in}"),  # was: "not an int"
+        (lambda: np.array([5, 6, n]), rf"^token id {n} at position 2 {not_in}"),
+        (lambda: [5, 10**30], rf"^token id {10**30} at position 1 {not_in}"),
+        (lambda: (x for x in [5, "x"]), r"^id at position 1 is 'x', not an int$"),
+        (lambda: [5, 2.0], r"^id at position 1 is 2.0, not an int$"),
+        (lambda: np.array([5.0]), r"^id at position 0 is np.float64\(5.0\), not an int$"),
+    ]
+    for ids, message in cases:
+        for call in (tok.decode, tok.decode_bytes):
+            with pytest.raises(ValueError, match=message):
+                call(ids())
+    with pytest.raises(ValueError, match=rf"^token id {n} at position 0 {not_in}"):
+        tok.decode_single_token_bytes(n)
+    for not_iterable in (5, None):
+        with pytest.raises(TypeError, match="ids must be an iterable of ints, not"):
+            tok.decode(not_iterable)
