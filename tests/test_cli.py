@@ -102,6 +102,24 @@ def test_train_refuses_to_overwrite_without_force(tmp_path, corpus_file, capsys)
     assert bytepair.load(out).n_vocab == 270
 
 
+def test_train_refuses_an_output_path_it_cannot_write_before_training(
+    tmp_path, corpus_file, capsys, monkeypatch
+):
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained before finding that the output cannot be written")
+
+    monkeypatch.setattr(cli, "train", no_training)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    gpt2 = ("--format", "gpt2")
+    for out, options in [(blocker / "tok.json", ()), (blocker / "sub" / "gpt2", gpt2)]:
+        code = run("train", corpus_file, "-o", out, "--vocab-size", 270, *options)
+        assert_user_error(capsys, code, f"{blocker} is a file, not a directory")
+    (tmp_path / "gpt2" / "merges.txt").mkdir(parents=True)
+    code = run("train", corpus_file, "-o", tmp_path / "gpt2", "--vocab-size", 270, *gpt2, "--force")
+    assert_user_error(capsys, code, f"{tmp_path / 'gpt2' / 'merges.txt'} is a directory")
+
+
 def test_train_gpt2_format_writes_a_directory(tmp_path, corpus_file, capsys):
     out = tmp_path / "gpt2"
     assert run("train", corpus_file, "-o", out, "--vocab-size", "270", "--format", "gpt2") == 0
@@ -301,6 +319,36 @@ def test_convert_refuses_a_merge_list_tiktoken_cannot_reproduce(tmp_path, capsys
 
     code = run("convert", source, tmp_path / "x.json", "--to", "huggingface", "--allow-inexact")
     assert_user_error(capsys, code, "--allow-inexact")
+
+
+# ---- analyze ----
+
+
+def test_analyze_checks_the_plot_path_before_the_sweep(tmp_path, corpus_file, capsys, monkeypatch):
+    from bytepair import analysis
+
+    trained = []
+    real_sweep = analysis.sweep
+    monkeypatch.setattr(analysis, "sweep", lambda *a, **k: trained.append(a) or real_sweep(*a, **k))
+    png = tmp_path / "sweep.png"
+    png.write_bytes(b"the user's file")
+    args = ("analyze", "--text", corpus_file, "--train", corpus_file, "--sweep", "260,270")
+
+    assert_user_error(capsys, run(*args, "--plot", png), str(png), "already exists", "--force")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    code = run(*args, "--plot", blocker / "sub" / "sweep.png")
+    assert_user_error(capsys, code, str(blocker), "not a directory")
+    assert_user_error(capsys, run(*args, "--plot", tmp_path, "--force"), "is a directory")
+    code = run("analyze", "--text", corpus_file, "--train", corpus_file, "--plot", png)
+    assert_user_error(capsys, code, "--plot", "--sweep")
+    assert trained == [] and png.read_bytes() == b"the user's file"
+
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the viz extra)")
+    assert run(*args, "--plot", png, "--force") == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and len(trained) == 1
+    assert run(*args, "--plot", tmp_path / "new" / "sweep.png") == 0
+    assert (tmp_path / "new" / "sweep.png").is_file()
 
 
 # ---- demo ----

@@ -146,3 +146,18 @@ def test_shard_functions_check_what_they_read_and_write(tmp_path):
     (tmp_path / "order.bin").write_bytes(b"BPCT\x01" + b"\x01b\x01" + b"\x01a\x01")
     with pytest.raises(FormatError, match=r"\(record 1\): records out of order"):
         list(read_shard(tmp_path / "order.bin"))
+
+
+def test_pretokens_go_to_the_partition_the_module_docstring_states(documents, tmp_path):
+    """``crc32(bytes) % P`` is part of the format (other writers must agree with it)."""
+    import zlib
+
+    from bytepair.counts import read_manifest
+
+    out = count_to_shards(documents[:50], tmp_path / "c", partitions=5)
+    seen = set()
+    for shard in read_manifest(out)["shards"]:
+        for pretoken, _ in read_shard(out / shard["file"]):
+            assert zlib.crc32(pretoken) % 5 == shard["partition"], pretoken
+            seen.add(shard["partition"])
+    assert seen == set(range(5))

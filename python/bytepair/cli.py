@@ -148,6 +148,17 @@ def _train_targets(output: str, output_format: str) -> tuple[Path, list[Path]]:
     return path, [path]
 
 
+def _check_writable(target: Path, option: str) -> None:
+    """Fail before the work, not after it, when ``target`` cannot be a file: a
+    directory is in its place, or a file where a directory of its path should be
+    (the missing directories are made when writing)."""
+    if target.is_dir():
+        raise CommandError(f"{option} {target} is a directory; give the file to write")
+    parent = next(p for p in target.absolute().parents if p.exists())
+    if not parent.is_dir():
+        raise CommandError(f"{option} {target}: {parent} is a file, not a directory")
+
+
 def _corpus(sources: Sequence[str]) -> list[Union[str, Path]]:
     """Corpus items: each file as a Path (the trainer reads it), stdin ("-") as its text."""
     if sources.count("-") > 1:
@@ -185,6 +196,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if existing and not args.force:  # checked before training, which may take hours
         verb = "exists" if len(existing) == 1 else "exist"
         raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
+    for target in targets:
+        _check_writable(target, "-o")
     pretokenizer = _pretokenizer(args)
     unigram_options = {
         name: getattr(args, name) for name in UNIGRAM_OPTIONS if getattr(args, name) is not None
@@ -542,6 +555,9 @@ def cmd_encode(args: argparse.Namespace) -> int:
             # The library's message tells a Python caller which argument to pass;
             # keep its first line (which token, where) and name the flags instead.
             what = str(e).splitlines()[0].rstrip(".")
+            # A loaded SentencePiece / tokenizers model cannot cut its specials out.
+            if getattr(tokenizer, "flavor", "bytepair") != "bytepair":
+                raise CommandError(f"{what}. Pass --ordinary to encode it as plain text") from None
             raise CommandError(
                 f"{what}. Pass --allow-special to encode it as its special id, "
                 "or --ordinary to encode it as plain text"
@@ -730,9 +746,16 @@ def _table(headers: list[str], rows: list[list[object]], style: str) -> str:
 def cmd_analyze(args: argparse.Namespace) -> int:
     from . import analysis
 
+    if args.plot and not args.sweep:
+        raise CommandError("--plot draws the --sweep: give --sweep SIZES")
+    if not (args.models or args.sweep):
+        raise CommandError("nothing to measure: give MODEL(s) and/or --sweep SIZES")
+    sizes = _sizes(args.sweep) if args.sweep else []
+    if args.plot:  # checked before the sweep, which trains a tokenizer per size
+        _check_plot_target(args.plot, args.force)
     heldout = _read_corpus_text(args.text, "--text")
     train_text = _read_corpus_text(args.train, "--train") if args.train else None
-    if (args.sweep or args.plot) and train_text is None:
+    if args.sweep and train_text is None:
         raise CommandError("--sweep and --plot train tokenizers: give --train TEXT_FILE")
     report: dict = {"tokenizers": [], "sweep": [], "sentences": {}}
     for spec in args.models:
@@ -756,7 +779,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             report["sentences"][spec] = analysis.sentence_report(tok, sentences)
     if args.sweep:
         options = {"model": args.sweep_model}
-        for row in analysis.sweep(train_text, heldout, _sizes(args.sweep), **options):
+        for row in analysis.sweep(train_text, heldout, sizes, **options):
             entry = {**row.__dict__}
             if args.embedding_dim:
                 entry["embedding_params"] = analysis.embedding_parameters(
@@ -771,7 +794,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             "word_type_oov_rate": oov.word_type_oov_rate,
         }
     if args.plot:
-        _plot_sweep(report["sweep"], args.plot, args.force)
+        _plot_sweep(report["sweep"], args.plot)
     if args.format == "json":
         _write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
         return 0
@@ -799,8 +822,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if report["sweep"]:
         skeys = list(report["sweep"][0])
         out += ["", _table(skeys, [[r[k] for k in skeys] for r in report["sweep"]], args.format)]
-    if not (args.models or args.sweep):
-        raise CommandError("nothing to measure: give MODEL(s) and/or --sweep SIZES")
     if "word_vocabulary" in report:
         w = report["word_vocabulary"]
         out += [
@@ -825,19 +846,29 @@ def _read_corpus_text(path: str, what: str) -> str:
         raise CommandError(f"{path}: {e}") from None
 
 
-def _plot_sweep(rows: list[dict], path: str, force: bool) -> None:
-    """Bytes per token and (with --embedding-dim) the embedding size against
-    the vocabulary size, as a PNG."""
+def _check_plot_target(path: str, force: bool) -> None:
+    """Errors the plot would meet only after the sweep: an existing file (without
+    --force), a bad path, no matplotlib."""
     target = Path(path)
+    _check_writable(target, "--plot")
     if target.exists() and not force:
         raise CommandError(f"{path} already exists; pass --force to replace")
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib  # noqa: F401
     except ImportError:
         raise CommandError("--plot needs matplotlib: pip install 'bytepair[viz]'") from None
+
+
+def _plot_sweep(rows: list[dict], path: str) -> None:
+    """Bytes per token and (with --embedding-dim) the embedding size against
+    the vocabulary size, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
     sizes = [r["vocab_size"] for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(sizes, [r["bytes_per_token"] for r in rows], marker="o", label="bytes per token")

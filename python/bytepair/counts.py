@@ -30,7 +30,6 @@ import hashlib
 import heapq
 import json
 import os
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Optional, Union
@@ -202,11 +201,6 @@ def merge_shards(
             yield current, total
 
     return write_shard(out_path, summed())
-
-
-def partition_of(pretoken: bytes, partitions: int) -> int:
-    """The partition a pre-token's counts go to."""
-    return zlib.crc32(pretoken) % partitions
 
 
 def shard_name(partition: int, run: int) -> str:
