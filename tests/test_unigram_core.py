@@ -69,6 +69,101 @@ def test_training_and_encoding_equal_the_reference(corpus, vocab, kw, text):
     assert tok.decode(tok.encode(text)) == ref.decode(ref.encode(text, result), result)
 
 
+# Typed '▁' (U+2581) next to spaces: it starts a word like a space does.
+metaspace_texts = st.text(alphabet="ab \u2581\n", max_size=30) | st.text(
+    alphabet="aé \u2581日👍x", max_size=20
+)
+
+
+@settings(max_examples=80)
+@given(
+    corpus=st.lists(metaspace_texts, min_size=1, max_size=8),
+    vocab=st.integers(2, 40),
+    kw=options,
+    texts=st.lists(metaspace_texts, max_size=4),
+)
+def test_typed_metaspace_trains_and_encodes_as_the_reference(corpus, vocab, kw, texts):
+    if not "".join(corpus):
+        return
+    vocab += 257 if kw["byte_fallback"] else 1
+    try:
+        result = reference(corpus, vocab, **kw)
+    except ValueError:
+        with pytest.raises(ValueError):
+            trained(corpus, vocab, **kw)
+        return
+    tok = trained(corpus, vocab, **kw)
+    assert_same_model(tok, result)
+    for text in texts + ["\u2581", " \u2581a\u2581\u2581 b\u2581"]:
+        ids = ref.encode(text, result)
+        assert tok.encode(text) == ids
+        assert tok.decode(ids) == ref.decode(ids, result)
+        assert tok.encode_nbest(text, 1)[0][0] == ids
+
+
+@pytest.mark.parametrize(
+    ("corpus", "kw", "text"),
+    [
+        # The reviewed case: words ▁:2, ▁a:2, ▁b:2 (not ▁▁a, ▁▁b).
+        (["\u2581a \u2581b a b"], {}, "\u2581a \u2581b a b"),
+        # '▁' uncovered: a run of unknown characters stops at each word start.
+        (["a" * 30], {"character_coverage": 0.9}, "x\u2581y a \u2581 a"),
+        (["a" * 30], {"character_coverage": 0.9, "byte_fallback": True}, "x\u2581y\u2581"),
+    ],
+)
+def test_typed_metaspace_cases(corpus, kw, text, tmp_path):
+    vocab = 10 + (256 if kw.get("byte_fallback") else 0)
+    tok = trained(corpus, vocab, **kw)
+    result = reference(corpus, vocab, **kw)
+    assert_same_model(tok, result)
+    ids = ref.encode(text, result)
+    assert tok.encode(text) == ids
+    # The saved model (bytepair's own tokenizer.json) encodes the same.
+    tok.save(tmp_path / "tokenizer.json")
+    assert bytepair.load(tmp_path / "tokenizer.json").encode(text) == ids
+
+
+def test_special_token_equal_to_a_learned_piece(tmp_path):
+    corpus = "he he he hello"
+    assert "\u2581he" in trained(corpus, 30).model.pieces
+    tok = trained(corpus, 30, special_tokens=["\u2581he"])
+    result = reference(corpus, 30, special_tokens=["\u2581he"])
+    assert_same_model(tok, result)
+    assert tok.model.pieces.count("\u2581he") == 1
+    tok.save(tmp_path / "tokenizer.json")
+    loaded = bytepair.load(tmp_path / "tokenizer.json")
+    assert loaded.model.pieces == tok.model.pieces
+    for text in ["he hello", "\u2581he he"]:
+        ids = ref.encode(text, result, allowed_special="all")
+        assert tok.encode(text, allowed_special="all") == ids
+        assert loaded.encode(text, allowed_special="all") == ids
+
+
+@pytest.mark.parametrize(
+    ("special", "kw", "message"),
+    [
+        ("<0x41>", {"byte_fallback": True}, "<0x41>['\"] is the name of a byte piece"),
+        ("\u2581", {}, "\u2581['\"] is the metaspace character"),
+    ],
+)
+def test_special_tokens_that_always_repeat_a_piece_are_refused(special, kw, message):
+    vocab = 300 if kw else 30
+    with pytest.raises(ValueError, match=message):
+        trained("he he", vocab, special_tokens=[special], **kw)
+    with pytest.raises(ValueError, match=message):
+        reference("he he", vocab, special_tokens=[special], **kw)
+    # The core refuses them too, when called without the Python check.
+    from bytepair import _native
+
+    counter = _native.PretokenCounter([special], "metaspace")
+    counter.add_texts(["he he"])
+    byte_fallback = bool(kw)
+    with pytest.raises(ValueError, match=message):
+        _native.train_unigram(
+            counter, vocab, [special], 1.0, 16, 1000, 0.75, 2, byte_fallback, None
+        )
+
+
 def test_specials_and_a_bpe_side_pretokenizer_equal_the_reference(shared_data):
     text = (shared_data / "corpus" / "small" / "taylorswift.txt").read_text(encoding="utf-8")[
         :15_000

@@ -89,6 +89,9 @@ def test_metaspace_words() -> None:
     assert u.metaspace_words("tab\there\n") == ["▁tab\there\n"]  # only ' ' is a space
     assert u.metaspace_words("") == []
     assert u.metaspace_words("b c", dummy_prefix=False) == ["b", "▁c"]
+    # A typed '▁' starts a word like a space (normalized, SentencePiece sees the same text).
+    assert u.metaspace_words("▁a ▁b") == ["▁", "▁a", "▁", "▁b"]
+    assert u.metaspace_words("ab▁c▁") == ["▁ab", "▁c", "▁"]
     with pytest.raises(TypeError, match="text must be str"):
         u.metaspace_words(b"abc")
 
@@ -155,6 +158,33 @@ def test_seed_pieces_respect_metaspace_and_coverage() -> None:
     assert not kinds & {"the,", "▁the,", "12a", "2a", "e,", "a,"}
     with pytest.raises(ValueError, match="covered character 'z'"):
         u.seed_pieces(words, covered=["z"])
+
+
+def test_seed_pieces_leave_out_the_special_tokens() -> None:
+    words = [("▁ab", 2), ("▁aba", 1)]  # seed scores ▁ab 9, ▁a 6, ab 6
+    # "▁ab" is left out before the best seed_size are taken: "▁a" gets its place.
+    seeds = u.seed_pieces(words, seed_size=2, excluded=["▁ab", "zz"])
+    assert set(seeds) == {"▁a", "ab", "a", "b", "▁"}
+    assert seeds["▁a"] == LOG(6) - LOG(6 + 6 + 4 + 3 + 3)
+
+
+def test_special_tokens_never_repeat_a_piece() -> None:
+    # "▁he" is learned from " he" unless it is a special token (then only its id has the text).
+    plain = u.train("he he he hello", 30)
+    assert "▁he" in plain.pieces
+    model = u.train("he he he hello", 30, special_tokens=["▁he"])
+    assert model.pieces.count("▁he") == 1 and model.special_tokens == {"▁he": 1}
+    assert u.decode(u.encode("he ▁he", model, allowed_special="all"), model) == "he ▁he"
+    assert u.encode("▁he", model, allowed_special="all") == [1]
+    # Refused up front: these always have a piece of the same name.
+    with pytest.raises(ValueError, match="special token '<0x41>' is the name of a byte piece"):
+        u.train("he", 300, special_tokens=["<0x41>"], byte_fallback=True)
+    with pytest.raises(ValueError, match="special token '▁' is the metaspace character"):
+        u.train("he", 30, special_tokens=["▁"])
+    # Without byte fallback / metaspace they are ordinary special tokens.
+    assert u.train("he", 30, special_tokens=["<0x41>"]).pieces[1] == "<0x41>"
+    words = u.train("he he", 30, special_tokens=["▁"], pretokenizer="whitespace")
+    assert words.pieces.count("▁") == 1
 
 
 # ---------------------------------------------------------------------------

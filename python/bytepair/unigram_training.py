@@ -34,6 +34,23 @@ def _positive_int(name: str, value: object) -> int:
     return value
 
 
+def _check_specials(special_tokens: Sequence[str], metaspace: bool, byte_fallback: bool) -> None:
+    """Refuses, before the corpus is counted, the special tokens that would
+    always repeat a piece's text (the core checks again)."""
+    byte_pieces = {f"<0x{b:02X}>" for b in range(256)} if byte_fallback else set()
+    for token in special_tokens:
+        if token in byte_pieces:
+            raise ValueError(
+                f"special token {token!r} is the name of a byte piece of byte_fallback; "
+                "choose another text"
+            )
+        if metaspace and token == "\u2581":
+            raise ValueError(
+                f"special token {token!r} is the metaspace character every word starts "
+                "with, a piece of its own; choose another text"
+            )
+
+
 def train_unigram(
     texts: Iterable[tuple[str, int]],
     vocab_size: int,
@@ -71,6 +88,7 @@ def train_unigram(
         _positive_int("num_sub_iterations", num_sub_iterations),
     )
     pre = None if pretokenizer == "metaspace" else resolve(pretokenizer)
+    _check_specials(special_tokens, pre is None, byte_fallback)
     started = time.perf_counter()
 
     counter = _native.PretokenCounter(

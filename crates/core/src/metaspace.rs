@@ -1,24 +1,51 @@
 //! SentencePiece-style words ("metaspace"), the unigram side's default way
 //! to cut text: each space becomes `▁`, a `▁` goes in front of the text, and
-//! a word starts at every `▁` (`"a  b"` -> `▁a`, `▁`, `▁b`).
+//! a word starts at every `▁`, a typed one too (`"a  b"` -> `▁a`, `▁`, `▁b`;
+//! `"a▁b"` -> `▁a`, `▁b`), as SentencePiece, where both are `▁` once normalized.
 
 /// SentencePiece's stand-in for a space.
 pub const METASPACE: &str = "\u{2581}";
 
-/// `text` cut before every space: `"a  b"` -> `"a"`, `" "`, `" b"`. With
-/// `dummy` the text gets a `▁` in front, which starts a word of its own when
-/// the text starts with a space: `" a"` -> `""`, `" a"` (the lone `▁`).
+/// Length in bytes of the space or `▁` that `text` starts with (0 if none).
+fn separator_len(text: &[u8]) -> usize {
+    if text.first() == Some(&b' ') {
+        1
+    } else if text.starts_with(METASPACE.as_bytes()) {
+        METASPACE.len()
+    } else {
+        0
+    }
+}
+
+/// Byte position of the first space or `▁` in `text` at or after `from`.
+fn next_separator(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    // Both start a character (0xE2: the lead byte of `▁`), so a match is a char boundary.
+    (from..bytes.len()).find(|&i| match bytes[i] {
+        b' ' => true,
+        0xE2 => bytes[i..].starts_with(METASPACE.as_bytes()),
+        _ => false,
+    })
+}
+
+/// `text` cut before every space and `▁`: `"a  b"` -> `"a"`, `" "`, `" b"`.
+/// With `dummy` the text gets a `▁` in front, which starts a word of its own
+/// when the text starts with a space or `▁`: `" a"` -> `""`, `" a"` (the lone `▁`).
 pub fn split_before_spaces(text: &str, dummy: bool) -> impl Iterator<Item = &str> {
     let mut rest = (!text.is_empty()).then_some(text);
     let mut first = true;
     std::iter::from_fn(move || {
         let current = rest?;
-        // A piece's own leading space does not cut it (ASCII: 1 is a boundary).
-        let from = usize::from(!(dummy && first) && current.starts_with(' '));
+        // A piece's own leading space or `▁` does not cut it.
+        let from = if dummy && first {
+            0
+        } else {
+            separator_len(current.as_bytes())
+        };
         first = false;
-        match current[from..].find(' ') {
+        match next_separator(current, from) {
             Some(at) => {
-                let (piece, after) = current.split_at(from + at);
+                let (piece, after) = current.split_at(at);
                 rest = Some(after);
                 Some(piece)
             }
@@ -31,7 +58,7 @@ pub fn split_before_spaces(text: &str, dummy: bool) -> impl Iterator<Item = &str
 }
 
 /// Cuts a long text into pieces of about `size` bytes, each (but the first)
-/// starting at a space, so that no word is cut.
+/// starting at a space or `▁`, so that no word is cut.
 pub fn metaspace_chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
@@ -44,7 +71,7 @@ pub fn metaspace_chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
             while !rest.is_char_boundary(at) {
                 at += 1;
             }
-            cut = rest[at..].find(' ').map_or(rest.len(), |i| at + i);
+            cut = next_separator(rest, at).unwrap_or(rest.len());
         }
         let (chunk, after) = rest.split_at(cut);
         rest = after;
@@ -66,4 +93,34 @@ pub fn word_of(piece: &str, dummy: bool) -> String {
         }
     }
     word
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        split_before_spaces(text, true)
+            .enumerate()
+            .map(|(i, piece)| word_of(piece, i == 0).replace(METASPACE, "_"))
+            .collect()
+    }
+
+    #[test]
+    fn a_typed_metaspace_starts_a_word_like_a_space() {
+        assert_eq!(words("a  b"), ["_a", "_", "_b"]);
+        assert_eq!(words("▁a ▁b"), ["_", "_a", "_", "_b"]);
+        assert_eq!(words("ab▁▁c▁"), ["_ab", "_", "_c", "_"]);
+        assert_eq!(words(" ▁"), ["_", "_", "_"]);
+        assert!(words("").is_empty());
+    }
+
+    #[test]
+    fn chunks_start_at_a_space_or_a_metaspace() {
+        let text = "ab▁cdé".repeat(1000);
+        let chunks: Vec<&str> = metaspace_chunks(&text, 100).collect();
+        assert!(chunks.len() > 10);
+        assert_eq!(chunks.concat(), text);
+        assert!(chunks[1..].iter().all(|c| c.starts_with(METASPACE)));
+    }
 }

@@ -39,6 +39,13 @@ Choices made where docs/unigram.md is silent (the Rust core must make the same):
   counted. In metaspace mode the dummy ``'▁'`` goes in front of every
   ordinary piece of text, the one after a special token too (as tokenizers'
   ``Prepend`` normalizer does), and decoding drops it again.
+- A special token's text is never a seed, so no normal piece repeats it (a
+  piece file cannot hold one text twice). Only a special starting with
+  ``'▁'`` could otherwise be learned in metaspace mode (``"▁he"``: the
+  ``'▁'`` of a space); SentencePiece likewise keeps its user symbols out of
+  the pieces. Specials that would always repeat a piece are refused: one
+  named like a byte piece (``"<0x41>"``) with byte fallback (as SentencePiece
+  refuses it) and ``"▁"`` in metaspace mode.
 - ``seed_size`` counts the multi-character seeds only; the covered characters
   are added on top of them.
 - Integer counts become f64 exactly (they stay far below 2**53); sums of them
@@ -320,10 +327,12 @@ def seed_pieces(
     seed_size: int = 1_000_000,
     covered: Optional[Iterable[str]] = None,
     metaspace: bool = True,
+    excluded: Iterable[str] = (),
 ) -> dict[str, float]:
     """The initial table: piece -> log probability, in table order.
 
-    Multi-character seeds: valid substrings with freq >= 2, seed score
+    Multi-character seeds: valid substrings with freq >= 2 that are not in
+    ``excluded`` (the special tokens, which have ids of their own), seed score
     ``freq x length``, the best ``seed_size`` of them by (seed score desc,
     piece asc). Every covered character joins with seed score = its count.
     score(p) = log(s_p) - log(S), S the f64 sum of all seed scores in table
@@ -335,7 +344,10 @@ def seed_pieces(
     covered_set = set(covered_chars(words, 0.9995) if covered is None else covered)
 
     freq = substring_frequencies(words, max_piece_length, covered_set, metaspace)
-    seed_score = {piece: f * len(piece) for piece, f in freq.items() if f >= 2}
+    excluded = set(excluded)
+    seed_score = {
+        piece: f * len(piece) for piece, f in freq.items() if f >= 2 and piece not in excluded
+    }
     best = sorted(seed_score, key=lambda p: (-seed_score[p], p))[:seed_size]
     seeds = {piece: seed_score[piece] for piece in best}
     counts = char_counts(words)
@@ -881,6 +893,23 @@ def byte_piece(value: int) -> str:
     return f"<0x{value:02X}>"
 
 
+def _check_specials_against_pieces(
+    specials: Sequence[str], pretokenizer: object, byte_fallback: bool
+) -> None:
+    """Refuses the special tokens that would always repeat a piece's text."""
+    for special in specials:
+        if byte_fallback and special in {byte_piece(b) for b in range(N_BYTES)}:
+            raise ValueError(
+                f"special token {special!r} is the name of a byte piece of byte_fallback; "
+                "choose another text"
+            )
+        if special == METASPACE and _is_metaspace(pretokenizer):
+            raise ValueError(
+                f"special token {special!r} is the metaspace character every word starts "
+                "with, a piece of its own; choose another text"
+            )
+
+
 def final_pieces(scores: Mapping[str, float], n_normal: int) -> list[str]:
     """All characters plus the best multi-char pieces, up to ``n_normal``, by (score desc, piece asc)."""
     chars = [p for p in scores if len(p) == 1]
@@ -916,6 +945,7 @@ def train(
     _check_fraction("shrinking_factor", shrinking_factor, one_allowed=False)
     if not isinstance(byte_fallback, bool):
         raise TypeError(f"byte_fallback must be bool, not {type(byte_fallback).__name__}")
+    _check_specials_against_pieces(specials, pretokenizer, byte_fallback)
     n_fixed = 1 + len(specials) + (N_BYTES if byte_fallback else 0)
     n_normal = vocab_size - n_fixed
     if n_normal < 1:
@@ -943,6 +973,7 @@ def train(
         seed_size=seed_size,
         covered=covered,
         metaspace=_is_metaspace(pretok),
+        excluded=specials,
     )
     desired = math.floor(1.1 * n_normal)
     rounds = []

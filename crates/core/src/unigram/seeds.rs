@@ -13,6 +13,8 @@
 //! sorting by it is sorting by the piece's text (covered characters get
 //! symbols in code point order).
 
+use rustc_hash::FxHashSet;
+
 use crate::error::{Error, Result};
 
 /// A distinct substring: the suffixes `sa[start..end]` begin with it.
@@ -114,7 +116,8 @@ fn counting_sort(
 /// marks, 1 numbers, 2 the rest). A candidate has 2..=max_len symbols, no
 /// break, frequency >= 2, `metaspace` (that symbol) only as its first
 /// symbol, and all its symbols of one kind, but for a first symbol of kind 2
-/// (`▁the`, `,and`; not `the,` or `a1`).
+/// (`▁the`, `,and`; not `the,` or `a1`). No candidate is in `excluded`
+/// (the special tokens as symbols).
 pub(crate) fn seed_candidates(
     text: &[u32],
     weights: &[u64],
@@ -122,6 +125,7 @@ pub(crate) fn seed_candidates(
     metaspace: Option<u32>,
     max_len: usize,
     seed_size: usize,
+    excluded: &FxHashSet<Vec<u32>>,
 ) -> Result<(Vec<u32>, Vec<Candidate>)> {
     let n = text.len();
     let max_len = max_len.min(n); // no longer substring exists
@@ -189,6 +193,12 @@ pub(crate) fn seed_candidates(
         previous = (p, here);
     }
     close(&open, 2..=previous.1, n)?;
+    if !excluded.is_empty() {
+        found.retain(|c| {
+            let p = sa[c.start as usize] as usize;
+            !excluded.contains(&text[p..p + c.len as usize])
+        });
+    }
 
     let better = |a: &Candidate, b: &Candidate| {
         b.score
@@ -285,8 +295,17 @@ mod tests {
             }
             // Symbols of the three kinds (symbol 0 is a break).
             let kinds: Vec<u8> = (0..sigma as u32).map(|s| (s % 3) as u8).collect();
-            let (sa, seeds) =
-                seed_candidates(&text, &weights, &kinds, metaspace, max_len, usize::MAX).unwrap();
+            let none = FxHashSet::default();
+            let (sa, seeds) = seed_candidates(
+                &text,
+                &weights,
+                &kinds,
+                metaspace,
+                max_len,
+                usize::MAX,
+                &none,
+            )
+            .unwrap();
             let got: Vec<(Vec<u32>, u64)> = seeds
                 .iter()
                 .map(|c| {
@@ -313,16 +332,25 @@ mod tests {
         // "ab" x2, "bc" x2, "abc" x2 (score 6 beats 4; "ab" < "bc").
         let text = vec![1, 2, 3, 0, 1, 2, 3, 0];
         let weights = vec![1; 8];
-        let (sa, seeds) = seed_candidates(&text, &weights, &[2; 8], None, 3, 2).unwrap();
-        let pieces: Vec<(Vec<u32>, u64)> = seeds
-            .iter()
-            .map(|c| {
-                (
-                    text[sa[c.start as usize] as usize..][..c.len as usize].to_vec(),
-                    c.score,
-                )
-            })
-            .collect();
-        assert_eq!(pieces, vec![(vec![1, 2], 4), (vec![1, 2, 3], 6)]);
+        let best = |excluded: &[Vec<u32>]| {
+            let excluded = excluded.iter().cloned().collect();
+            let (sa, seeds) =
+                seed_candidates(&text, &weights, &[2; 8], None, 3, 2, &excluded).unwrap();
+            seeds
+                .iter()
+                .map(|c| {
+                    (
+                        text[sa[c.start as usize] as usize..][..c.len as usize].to_vec(),
+                        c.score,
+                    )
+                })
+                .collect::<Vec<(Vec<u32>, u64)>>()
+        };
+        assert_eq!(best(&[]), vec![(vec![1, 2], 4), (vec![1, 2, 3], 6)]);
+        // An excluded piece (a special token's text) leaves room for the next.
+        assert_eq!(
+            best(&[vec![1, 2, 3]]),
+            vec![(vec![1, 2], 4), (vec![2, 3], 4)]
+        );
     }
 }

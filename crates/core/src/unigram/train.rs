@@ -14,7 +14,7 @@
 //! number of threads.
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::lattice::{self, Scratch, View, UNK};
 use super::seeds;
@@ -353,6 +353,19 @@ fn check_config(config: &UnigramConfig) -> Result<usize> {
                 "{UNK_PIECE:?} is the unknown piece already (id 0)"
             )));
         }
+        // These would always repeat a piece's text, which a piece file cannot hold.
+        if config.byte_fallback && (0..=255u8).any(|b| byte_piece(b) == *special) {
+            return Err(Error::InvalidSpecialTokens(format!(
+                "special token {special:?} is the name of a byte piece of byte_fallback; \
+                 choose another text"
+            )));
+        }
+        if config.metaspace && special.chars().eq([METASPACE]) {
+            return Err(Error::InvalidSpecialTokens(format!(
+                "special token {special:?} is the metaspace character every word starts \
+                 with, a piece of its own; choose another text"
+            )));
+        }
     }
     if config.vocab_size < 1 {
         return Err(invalid("vocab_size must be at least 1".into()));
@@ -485,6 +498,12 @@ impl Trainer {
         let kinds: Vec<u8> = std::iter::once(2)
             .chain(covered.iter().map(|&c| crate::scan::char_kind(c)))
             .collect();
+        // A special token's text is never a seed, so no normal piece repeats it.
+        let excluded: FxHashSet<Vec<u32>> = config
+            .special_tokens
+            .iter()
+            .filter_map(|t| t.chars().map(|c| symbol.get(&c).copied()).collect())
+            .collect();
         let (sa, seeds) = seeds::seed_candidates(
             &text,
             &weights,
@@ -492,6 +511,7 @@ impl Trainer {
             metaspace,
             config.max_piece_length,
             config.seed_size,
+            &excluded,
         )?;
         drop(weights);
 
@@ -948,6 +968,22 @@ mod tests {
     }
 
     #[test]
+    fn a_special_token_is_never_a_normal_piece() {
+        let the = format!("{METASPACE}the");
+        assert!(train(corpus(), &config(40), &mut no_progress())
+            .unwrap()
+            .pieces
+            .contains(&the));
+        let config = UnigramConfig {
+            special_tokens: vec![the.clone()],
+            ..config(40)
+        };
+        let t = train(corpus(), &config, &mut no_progress()).unwrap();
+        assert_eq!(t.pieces.iter().filter(|p| **p == the).count(), 1);
+        assert_eq!(t.kinds[1], Kind::Control);
+    }
+
+    #[test]
     fn ids_are_unk_specials_bytes_then_pieces_by_score() {
         let config = UnigramConfig {
             vocab_size: 1 + 2 + 256 + 20,
@@ -1054,6 +1090,13 @@ mod tests {
         assert!(with(&|c| c.special_tokens = vec!["<unk>".into()]).contains("unknown piece"));
         assert!(with(&|c| c.special_tokens = vec!["a".into(), "a".into()]).contains("duplicate"));
         assert!(with(&|c| c.special_tokens = vec![String::new()]).contains("empty"));
+        assert!(with(&|c| {
+            c.byte_fallback = true;
+            c.vocab_size = 400;
+            c.special_tokens = vec!["<0x41>".into()]
+        })
+        .contains("name of a byte piece"));
+        assert!(with(&|c| c.special_tokens = vec![METASPACE.into()]).contains("metaspace"));
         assert!(run(vec![], config(100)).contains("no text"));
         assert!(run(vec![("a".into(), 0)], config(100)).contains("count 0"));
         assert!(run(vec![(String::new(), 1)], config(100)).contains("empty"));
