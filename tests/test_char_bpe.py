@@ -86,3 +86,15 @@ def test_through_bytepair_train():
         train_char_bpe("a b", vocab_size="9")
     with pytest.raises(ValueError, match="no special tokens"):
         bytepair.train("a b", 20, model="char-bpe", special_tokens=["<s>"])
+
+
+def test_a_vocab_size_below_the_alphabet_is_refused():
+    import bytepair
+
+    # "ab ab": the symbols a and b</w>; as byte-level BPE refuses vocab_size < 256.
+    with pytest.raises(ValueError, match="vocab_size 1 is below the corpus's 2 symbols"):
+        bytepair.train(["ab ab"], 1, model="char-bpe")
+    with pytest.raises(ValueError, match="vocab_size 1 is below"):
+        train_char_bpe(["ab ab"], num_merges=5, vocab_size=1)
+    assert train_char_bpe(["ab ab"], vocab_size=2).merges == []
+    assert train_char_bpe(["ab ab"], vocab_size=3).merges == [("a", "b</w>")]

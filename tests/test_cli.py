@@ -15,6 +15,7 @@ import pytest
 import bytepair
 from bytepair import cli
 from bytepair.cli import main
+from bytepair.demo import DEFAULT_DIR as DEMO_DIR
 from bytepair.demo import readable
 
 SPECIAL = "<|endoftext|>"
@@ -151,6 +152,127 @@ def test_train_errors_name_the_problem(tmp_path, corpus_file, capsys):
     with pytest.raises(SystemExit) as exit_info:
         run(*train, "--vocab-size", "many")
     assert_user_error(capsys, exit_info.value.code, "--vocab-size", "'many'")
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """Every way `train` trains fails the test: refusals must come before."""
+
+    def trained(*args, **kwargs):
+        raise AssertionError("trained (or read the counts) before refusing the command")
+
+    from bytepair import counts, training
+
+    monkeypatch.setattr(cli, "train", trained)
+    monkeypatch.setattr(training, "resume_training", trained)
+    monkeypatch.setattr(counts, "train_from_counts", trained)
+    monkeypatch.setattr(counts, "read_shard", trained)
+
+
+@pytest.fixture
+def checkpoint_and_counts(tmp_path) -> tuple[Path, Path]:
+    """A finished run's checkpoint and a count directory, both pre-tokenized by whitespace."""
+    from bytepair.counts import count_to_shards
+
+    checkpoint = tmp_path / "run.bpck"
+    bytepair.train(CORPUS, 270, pretokenizer="whitespace", checkpoint=checkpoint, progress=False)
+    return checkpoint, count_to_shards([CORPUS], tmp_path / "counts", pretokenizer="whitespace")
+
+
+def test_train_refuses_options_resume_and_from_counts_would_ignore(
+    tmp_path, corpus_file, capsys, checkpoint_and_counts, no_training
+):
+    checkpoint, counts = checkpoint_and_counts
+    out = ("-o", tmp_path / "t.json")
+    resume = ("train", "--resume", checkpoint, *out)
+    from_counts = ("train", "--from-counts", counts, *out, "--vocab-size", 300)
+    # Each option is named; none has a default that would be taken for it.
+    code = run(*resume, "--min-frequency", 1000, "--max-token-length", 2, "--pretokenizer", "o200k")
+    err = assert_user_error(capsys, code, "--resume", "checkpoint alone")
+    assert "drop --pretokenizer, --min-frequency, --max-token-length" in err
+    for given, named in [
+        ((corpus_file,), "FILE arguments"),
+        (("--special", SPECIAL), "--special"),
+        (("--pretokenizer-regex", r"\w+"), "--pretokenizer-regex"),
+        (("--stream",), "--stream"),
+        (("--field", "body"), "--field"),
+        (("--no-byte-fallback",), "--byte-fallback"),
+        (("--seed-size", 10), "--seed-size"),
+        (("--model", "unigram"), "--model unigram"),
+        (("--from-counts", counts), "--from-counts"),
+        (("--checkpoint", tmp_path / "new.bpck"), "--checkpoint"),
+    ]:
+        assert_user_error(capsys, run(*resume, *given), "--resume", f"drop {named}")
+        if named not in ("--from-counts", "--checkpoint"):
+            assert_user_error(capsys, run(*from_counts, *given), "--from-counts", f"drop {named}")
+    code = run(*from_counts, "--pretokenizer", "o200k", "--special", SPECIAL)
+    assert_user_error(capsys, code, "counts alone", "drop --special, --pretokenizer")
+    # Outside those modes: options that only go with another one.
+    train = ("train", corpus_file, *out, "--vocab-size", 300)
+    assert_user_error(capsys, run(*train, "--field", "body"), "--field", "--stream")
+    assert_user_error(capsys, run(*train, "--checkpoint-every", 5), "--checkpoint-every")
+    code = run(*from_counts, "--checkpoint-every", 5)
+    assert_user_error(capsys, code, "--checkpoint-every goes with --checkpoint")
+    code = run(*train, "--model", "unigram", "--max-token-length", 3, "--min-frequency", 2)
+    assert_user_error(capsys, code, "--min-frequency, --max-token-length: byte-level BPE only")
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_train_resume_and_from_counts_take_their_own_options(
+    tmp_path, capsys, checkpoint_and_counts
+):
+    checkpoint, counts = checkpoint_and_counts
+    out = tmp_path / "r.json"
+    common = ("--checkpoint-every", 5, "--no-progress")
+    assert run("train", "--resume", checkpoint, "-o", out, "--vocab-size", 280, *common) == 0
+    assert bytepair.load(out).n_vocab == 280
+    out, new = tmp_path / "c.json", tmp_path / "c.bpck"
+    args = ("train", "--from-counts", counts, "-o", out, "--vocab-size", 280, "--checkpoint", new)
+    assert run(*args, "--min-frequency", 2, "--max-token-length", 4, *common) == 0
+    assert max(len(t) for t in bytepair.load(out).vocab.values()) <= 4
+    assert new.is_file()
+
+
+def test_train_checks_the_checkpoint_and_format_before_training(
+    tmp_path, corpus_file, capsys, checkpoint_and_counts, no_training
+):
+    checkpoint, counts = checkpoint_and_counts
+    train = ("train", corpus_file, "--vocab-size", 300)
+    code = run(*train, "-o", tmp_path / "a.json", "--checkpoint", tmp_path / "nodir" / "ck")
+    assert_user_error(capsys, code, f"--checkpoint {tmp_path / 'nodir' / 'ck'}", "does not exist")
+    code = run(*train, "-o", tmp_path / "a.json", "--checkpoint", tmp_path)
+    assert_user_error(capsys, code, "--checkpoint", "is a directory")
+    for force in ((), ("--force",)):
+        same = tmp_path / "same.json"
+        code = run(*train, "-o", same, "--checkpoint", same, *force)
+        assert_user_error(capsys, code, f"--checkpoint {same} is also where -o {same} writes")
+        code = run("train", "--resume", checkpoint, "-o", checkpoint, *force)
+        assert_user_error(capsys, code, f"--resume {checkpoint} is also where -o")
+    assert not (tmp_path / "nodir").exists() and not (tmp_path / "same.json").exists()
+    # The checkpoint's / the counts' pre-tokenizer (whitespace) cannot be saved as gpt2.
+    gpt2 = ("-o", tmp_path / "new" / "gpt2", "--format", "gpt2")
+    code = run("train", "--resume", checkpoint, *gpt2, "--vocab-size", 300)
+    assert_user_error(capsys, code, "--format gpt2", "the checkpoint's pre-tokenizer is whitespace")
+    code = run("train", "--from-counts", counts, *gpt2, "--vocab-size", 300)
+    assert_user_error(capsys, code, "--format gpt2", "the counts' pre-tokenizer is whitespace")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_failed_save_leaves_no_empty_directory(tmp_path, corpus_file, capsys, monkeypatch):
+    def failing_save(self, *args, **kwargs):
+        raise ValueError("cannot save this one")
+
+    monkeypatch.setattr(bytepair.Tokenizer, "save", failing_save)
+    (tmp_path / "kept").mkdir()
+    for out, options in [
+        (tmp_path / "new" / "deeper" / "gpt2", ("--format", "gpt2")),
+        (tmp_path / "new" / "tok.json", ()),
+        (tmp_path / "kept" / "gpt2", ("--format", "gpt2")),
+    ]:
+        code = run("train", corpus_file, "-o", out, "--vocab-size", 270, *options)
+        assert_user_error(capsys, code, "cannot save this one")
+        assert not (tmp_path / "new").exists() and not out.exists()
+    assert (tmp_path / "kept").is_dir()
 
 
 # ---- encode / decode ----
@@ -372,6 +494,37 @@ def test_demo_writes_a_loadable_tokenizer_and_never_overwrites(tmp_path, monkeyp
 
     assert run("demo", "--vocab-size", "350", "--force") == 0
     assert bytepair.load(first).n_vocab == 350
+
+
+def test_demo_checks_its_arguments_before_the_banner_and_training(tmp_path, monkeypatch, capsys):
+    from bytepair import demo
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained before finding the arguments bad")
+
+    monkeypatch.setattr(demo, "train", no_training)
+    monkeypatch.chdir(tmp_path)
+    Path("dfile").write_text("the user's file")
+    code = run("demo", "-o", "dfile")
+    assert_user_error(capsys, code, "dfile is a file")
+    code = run("demo", "-o", Path("dfile", "sub"))
+    assert_user_error(capsys, code, "is a file, not a directory")
+    assert run("demo", "--vocab-size", 100) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "vocab_size 100 is below the 256 single bytes" in captured.err
+    assert Path("dfile").read_text() == "the user's file" and not Path(DEMO_DIR).exists()
+
+
+# ---- viz ----
+
+
+def test_viz_reports_the_merges_it_made(tmp_path, capsys):
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text("ab ab abc", encoding="utf-8")
+    made = len(list(bytepair.trace([corpus], 500)))
+    assert 0 < made < 500
+    assert run("viz", corpus, "-o", tmp_path / "p.html", "--merges", 500) == 0
+    assert f"p.html: {made} merges;" in capsys.readouterr().out
 
 
 # ---- process-level behaviour ----

@@ -161,3 +161,27 @@ def test_pretokens_go_to_the_partition_the_module_docstring_states(documents, tm
             assert zlib.crc32(pretoken) % 5 == shard["partition"], pretoken
             seen.add(shard["partition"])
     assert seen == set(range(5))
+
+
+def test_a_count_directory_given_twice_is_refused(documents, tmp_path, monkeypatch, capsys):
+    import bytepair.counts as counts
+    from bytepair.cli import main
+
+    out = count_to_shards(documents[:50], tmp_path / "c")
+    (tmp_path / "link").symlink_to(out)
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the shards were read before the directories were checked")
+
+    monkeypatch.setattr(counts, "read_shard", no_reading)
+    for twice in ([out, out], [out, f"{out}/"], [str(out), tmp_path / "link"]):
+        with pytest.raises(ValueError, match="given twice .*: its counts would be added twice"):
+            read_counts(twice)
+        with pytest.raises(ValueError, match=f"the count directory {out} is given twice"):
+            train_from_counts(twice, 300)
+    monkeypatch.chdir(tmp_path)
+    args = ["train", "--from-counts", "c", "./c/", "-o", "t.json", "--vocab-size", "300"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "bytepair: error: the count directory" in err and "('c' and './c/')" in err
+    assert not (tmp_path / "t.json").exists()

@@ -142,6 +142,17 @@ def test_without_ray_the_command_says_how_to_install_it(tmp_path, monkeypatch, c
     assert "pip install 'bytepair[ray]'" in capsys.readouterr().err
 
 
+def test_special_tokens_in_a_set_are_refused_before_any_task(tmp_path):
+    from bytepair.on_ray import count_on_ray
+
+    text = tmp_path / "a.txt"
+    text.write_text("hello world", encoding="utf-8")
+    # A set's order is hash order: the ids would change from run to run.
+    with pytest.raises(ValueError, match="list or tuple"):
+        count_on_ray([text], tmp_path / "c", special_tokens={"<a>", "<b>"})
+    assert not (tmp_path / "c").exists()
+
+
 def _files(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 

@@ -227,3 +227,34 @@ def test_training_from_counts_takes_the_same_options(tmp_path):
         direct = bytepair.train(TEXTS, 300, max_token_length=4)
     assert from_counts.merges == direct.merges[: len(from_counts.merges)]
     assert bytepair.resume_training(checkpoint, 300).merges == direct.merges
+
+
+def test_read_checkpoint_gives_the_runs_settings_and_checks_come_first(tmp_path, monkeypatch):
+    import bytepair.counts as counts
+    from bytepair.counts import count_to_shards, train_from_counts
+    from bytepair.training import read_checkpoint
+
+    checkpoint = tmp_path / "run.bpck"
+    bytepair.train(
+        TEXTS,
+        280,
+        special_tokens=["<s>"],
+        pretokenizer="whitespace",
+        max_token_length=4,
+        checkpoint=checkpoint,
+    )
+    settings = read_checkpoint(checkpoint)
+    assert settings.pretokenizer.kind == "whitespace"
+    assert (settings.options.vocab_size, settings.options.special_tokens) == (280, ["<s>"])
+    assert settings.options.max_token_length == 4 and settings.merges_done == 280 - 257
+
+    count_to_shards(TEXTS, tmp_path / "counts")
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the shards were read before the checkpoint was checked")
+
+    monkeypatch.setattr(counts, "read_shard", no_reading)
+    with pytest.raises(FileNotFoundError, match="the directory .* does not exist"):
+        train_from_counts(tmp_path / "counts", 300, checkpoint=tmp_path / "nodir" / "x.bpck")
+    with pytest.raises(FileExistsError, match="resume_training"):
+        train_from_counts(tmp_path / "counts", 300, checkpoint=checkpoint)

@@ -24,7 +24,8 @@ from typing import Optional, Union
 
 from . import _native
 from .errors import FormatError
-from .training import CorpusItem, _texts
+from .tokenizer import _reject_surrogates
+from .training import MAX_COUNT, MAX_VOCAB_SIZE, CorpusItem, _texts, check_size
 
 END_OF_WORD = "</w>"
 CODES_HEADER = "#version: 0.2"
@@ -127,6 +128,14 @@ class CharBPE:
         return cls(merges, end_of_word)
 
 
+def _check_utf8(text: str, what: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise _reject_surrogates(e, what) from None
+    return text
+
+
 def train_char_bpe(
     corpus: Union[CorpusItem, Iterable[CorpusItem]],
     *,
@@ -139,19 +148,26 @@ def train_char_bpe(
     """Learn character-level BPE merges; see the module docstring."""
     if num_merges is None and vocab_size is None:
         raise ValueError("say when to stop: num_merges=N or vocab_size=V")
-    for name, value in (("num_merges", num_merges), ("vocab_size", vocab_size)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if num_merges is not None:
+        check_size("num_merges", num_merges, 0, MAX_VOCAB_SIZE)
+    if vocab_size is not None:
+        check_size("vocab_size", vocab_size, 1, MAX_VOCAB_SIZE)
     if tie_rule not in TIE_RULES:
         raise ValueError(f"tie_rule must be one of {', '.join(TIE_RULES)}, not {tie_rule!r}")
     if not isinstance(end_of_word, str) or not end_of_word:
         raise ValueError("end_of_word must be a non-empty string")
-    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
-        raise ValueError(f"min_frequency must be an int of at least 1, not {min_frequency!r}")
-    counts = word_counts(text for text, _ in _texts(corpus))
-    words = [(symbols_of(w, end_of_word), c) for w, c in counts.items()]
+    _check_utf8(end_of_word, f"end_of_word {end_of_word!r}")
+    check_size("min_frequency", min_frequency, 1, MAX_COUNT)
+    texts = (_check_utf8(text, f"corpus text {i}") for i, (text, _) in enumerate(_texts(corpus)))
+    words = [(symbols_of(w, end_of_word), c) for w, c in word_counts(texts).items()]
     # The alphabet in text order: ties compare the symbols' UTF-8 bytes.
     alphabet = sorted({s for symbols, _ in words for s in symbols}, key=lambda s: s.encode())
+    if vocab_size is not None and vocab_size < len(alphabet):
+        # As byte-level BPE refuses a vocab_size below its 256 bytes.
+        raise ValueError(
+            f"vocab_size {vocab_size} is below the corpus's {len(alphabet)} symbols "
+            "(characters, and characters that end a word), which are all in the vocabulary"
+        )
     index = {s: i for i, s in enumerate(alphabet)}
     limit = vocab_size if vocab_size is not None else len(alphabet) + num_merges
     if num_merges is not None and vocab_size is not None:
@@ -159,7 +175,7 @@ def train_char_bpe(
     tokens, merges, merge_counts, stop = _native.train_bpe_symbols(
         [([index[s] for s in symbols], c) for symbols, c in words],
         [s.encode("utf-8") for s in alphabet],
-        max(limit, len(alphabet)),
+        limit,
         min_frequency,
         num_merges,
         tie_rule == "subword-nmt",

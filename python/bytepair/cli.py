@@ -190,69 +190,153 @@ def _pretokenizer(args: argparse.Namespace) -> object:
         ) from None
 
 
+# What --resume and --from-counts take no part of (argparse dests; each
+# defaults to None, or [] for the files, so a value means the user gave it).
+RESUME_IGNORES = (
+    "files",
+    "from_counts",
+    "special",
+    "pretokenizer",
+    "pretokenizer_regex",
+    "min_frequency",
+    "max_token_length",
+    "checkpoint",
+    "stream",
+    "field",
+    *UNIGRAM_OPTIONS,
+)
+FROM_COUNTS_IGNORES = (
+    "files",
+    "special",
+    "pretokenizer",
+    "pretokenizer_regex",
+    "stream",
+    "field",
+    *UNIGRAM_OPTIONS,
+)
+
+
+def _given(args: argparse.Namespace, dests: Sequence[str]) -> list[str]:
+    """The options among ``dests`` given on the command line, as written."""
+    return [
+        "FILE arguments" if dest == "files" else "--" + dest.replace("_", "-")
+        for dest in dests
+        if getattr(args, dest) not in (None, [])
+    ]
+
+
+def _ignored(args: argparse.Namespace, dests: Sequence[str]) -> str:
+    """The options among ``dests`` given, and a --model other than bpe, as a list for an error."""
+    given = _given(args, dests) + ([f"--model {args.model}"] if args.model != "bpe" else [])
+    return ", ".join(given)
+
+
+def _check_train_options(args: argparse.Namespace) -> None:
+    """Refuse options the chosen mode would ignore, before anything is read."""
+    if args.resume is not None:
+        ignored = _ignored(args, RESUME_IGNORES)
+        if ignored:
+            raise CommandError(
+                "--resume goes on from the checkpoint alone (it holds the run's settings): "
+                f"drop {ignored}"
+            )
+        return
+    if args.vocab_size is None:
+        raise CommandError("--vocab-size is required (except with --resume)")
+    if args.checkpoint_every is not None and args.checkpoint is None:
+        raise CommandError("--checkpoint-every goes with --checkpoint (or --resume)")
+    if args.from_counts:
+        ignored = _ignored(args, FROM_COUNTS_IGNORES)
+        if ignored:
+            raise CommandError(
+                "--from-counts trains byte-level BPE on the counts alone (they hold the "
+                f"pre-tokenizer and special tokens): drop {ignored}"
+            )
+        return
+    if args.field is not None and not args.stream:
+        raise CommandError(
+            "--field names the text of --stream's JSON lines / Parquet: add --stream"
+        )
+    if args.model == "unigram":
+        if args.format == "gpt2":
+            raise CommandError(
+                "--format gpt2 holds BPE merges; a unigram model saves as huggingface"
+            )
+        given = _given(args, ("min_frequency", "max_token_length", "checkpoint"))
+        if given:
+            raise CommandError(f"{', '.join(given)}: byte-level BPE only, not --model unigram")
+        return
+    unigram_options = _given(args, UNIGRAM_OPTIONS)
+    if unigram_options:
+        raise CommandError(f"{', '.join(unigram_options)}: unigram options; add --model unigram")
+    if args.pretokenizer == "metaspace":
+        raise CommandError("--pretokenizer metaspace is for --model unigram")
+    kind = "regex" if args.pretokenizer_regex is not None else args.pretokenizer or "gpt2"
+    _check_gpt2_format(args, kind, "the pre-tokenizer")
+
+
+def _check_gpt2_format(args: argparse.Namespace, kind: str, whose: str) -> None:
+    if args.format == "gpt2" and kind != "gpt2":
+        raise CommandError(
+            "--format gpt2 can only record the gpt2 pre-tokenizer (readers of vocab.json + "
+            f"merges.txt always apply GPT-2's pattern), and {whose} is {kind}: use "
+            "--format huggingface"
+        )
+
+
+def _check_checkpoint(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> None:
+    """Errors about --checkpoint / --resume that training would meet late."""
+    from .training import check_checkpoint_path
+
+    flag, checkpoint = (
+        ("--resume", args.resume) if args.resume else ("--checkpoint", args.checkpoint)
+    )
+    if checkpoint is None:
+        return
+    path = Path(checkpoint)
+    if any(path.resolve() == t.resolve() for t in [save_path, *targets]):
+        raise CommandError(
+            f"{flag} {checkpoint} is also where -o {args.output} writes; give them different paths"
+        )
+    if args.resume:
+        return
+    if path.exists() and not path.is_dir():
+        raise CommandError(
+            f"{checkpoint} exists: go on from it with --resume {checkpoint}, or remove it"
+        )
+    check_checkpoint_path(path, "--checkpoint")
+
+
 def cmd_train(args: argparse.Namespace) -> int:
+    _check_train_options(args)
     save_path, targets = _train_targets(args.output, args.format)
+    _check_checkpoint(args, save_path, targets)
     existing = [str(t) for t in targets if t.exists()]
     if existing and not args.force:  # checked before training, which may take hours
         verb = "exists" if len(existing) == 1 else "exist"
         raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
     for target in targets:
         _check_writable(target, "-o")
-    pretokenizer = _pretokenizer(args)
-    unigram_options = {
-        name: getattr(args, name) for name in UNIGRAM_OPTIONS if getattr(args, name) is not None
-    }
-    if args.model == "unigram":
-        if args.format == "gpt2":
-            raise CommandError(
-                "--format gpt2 holds BPE merges; a unigram model saves as huggingface"
-            )
-        if args.min_frequency is not None:
-            raise CommandError("--min-frequency is a BPE option; the unigram model has none")
-    elif unigram_options:
-        flags = ", ".join("--" + name.replace("_", "-") for name in unigram_options)
-        raise CommandError(f"{flags}: unigram options; add --model unigram")
-    elif pretokenizer == "metaspace":
-        raise CommandError("--pretokenizer metaspace is for --model unigram")
-    if args.format == "gpt2" and pretokenizer not in ("gpt2", None):
-        # Found now rather than when saving, after training.
-        raise CommandError(
-            "--format gpt2 can only record the gpt2 pre-tokenizer (readers of vocab.json + "
-            "merges.txt always apply GPT-2's pattern); use --format huggingface"
-        )
-    bpe_only = {
-        "--max-token-length": args.max_token_length,
-        "--checkpoint": args.checkpoint,
-        "--resume": args.resume,
-    }
-    if args.model != "bpe" and any(v is not None for v in bpe_only.values()):
-        given = [flag for flag, value in bpe_only.items() if value is not None]
-        raise CommandError(f"{', '.join(given)}: byte-level BPE options")
-    if args.checkpoint is not None and Path(args.checkpoint).exists():
-        raise CommandError(
-            f"{args.checkpoint} exists: go on from it with --resume {args.checkpoint}, or remove it"
-        )
     if args.resume is not None:
         return _resume(args, save_path, targets)
-    if args.vocab_size is None:
-        raise CommandError("--vocab-size is required (except with --resume)")
     if args.from_counts:
         return _train_from_counts(args, save_path, targets)
+    pretokenizer = _pretokenizer(args)
     if args.stream:
         from .sources import read_documents
 
         if not args.files or "-" in args.files:
             raise CommandError("--stream reads INPUT files, globs or directories, not stdin")
-        corpus = read_documents(args.files, field=args.field)
+        corpus = read_documents(args.files, field="text" if args.field is None else args.field)
     else:
         corpus = _corpus(args.files or ["-"])
-    bpe_options = {}
+    options = {
+        name: getattr(args, name) for name in UNIGRAM_OPTIONS if getattr(args, name) is not None
+    }
     if args.model == "bpe":
-        bpe_options = {
-            "max_token_length": args.max_token_length,
-            "checkpoint": args.checkpoint,
-            "checkpoint_every": args.checkpoint_every,
-        }
+        options["max_token_length"] = args.max_token_length
+        options["checkpoint"] = args.checkpoint
+        options.update(_checkpoint_every(args))
 
     with warnings.catch_warnings(), _resumable(args.checkpoint, args.output):
         # train() warns when it stops early; the summary below says why instead.
@@ -265,8 +349,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             pretokenizer=pretokenizer,
             min_frequency=args.min_frequency,
             progress=args.progress,
-            **bpe_options,
-            **unigram_options,
+            **options,
         )
 
     _save_trained(tokenizer, save_path, args)
@@ -297,6 +380,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _checkpoint_every(args: argparse.Namespace) -> dict:
+    """checkpoint_every=... when given (the library's default otherwise)."""
+    every = args.checkpoint_every
+    return {} if every is None else {"checkpoint_every": every}
+
+
 def _summary(tokenizer: Tokenizer, args: argparse.Namespace, targets: list[Path]) -> None:
     report = tokenizer.training
     if report is not None:
@@ -325,20 +414,18 @@ def _resumable(checkpoint: Optional[str], output: str) -> Iterator[None]:
 
 
 def _resume(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> int:
-    from .training import resume_training
+    from .training import read_checkpoint, resume_training
 
-    if args.files or args.from_counts or args.checkpoint or args.special:
-        raise CommandError(
-            "--resume goes on from the checkpoint alone: no FILE, --from-counts, --checkpoint "
-            "or --special (the checkpoint holds its settings)"
-        )
     path = Path(args.resume)
     if not path.is_file():
         raise CommandError(f"{path}: no such checkpoint file")
+    _check_gpt2_format(
+        args, read_checkpoint(path).pretokenizer.kind, "the checkpoint's pre-tokenizer"
+    )
     with warnings.catch_warnings(), _resumable(args.resume, args.output):
         warnings.simplefilter("ignore")
         tokenizer = resume_training(
-            path, args.vocab_size, checkpoint_every=args.checkpoint_every, progress=args.progress
+            path, args.vocab_size, progress=args.progress, **_checkpoint_every(args)
         )
     _save_trained(tokenizer, save_path, args)
     print(f"vocab size {tokenizer.n_vocab}: {len(tokenizer.merges)} merges, resumed from {path}")
@@ -347,21 +434,22 @@ def _resume(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> i
 
 
 def _save_trained(tokenizer, save_path: Path, args: argparse.Namespace) -> None:
-    if args.format == "gpt2":
-        save_path.mkdir(parents=True, exist_ok=True)
-    else:
-        save_path.parent.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(save_path, format=args.format, overwrite=args.force)
+    directory = save_path if args.format == "gpt2" else save_path.parent
+    made = [d for d in [directory, *directory.parents] if not d.exists()]
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        tokenizer.save(save_path, format=args.format, overwrite=args.force)
+    except BaseException:
+        for d in made:  # deepest first; rmdir only removes what stayed empty
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        raise
 
 
 def _train_from_counts(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> int:
-    from .counts import train_from_counts
+    from .counts import read_settings, train_from_counts
 
-    if args.files or args.model != "bpe" or args.special or args.pretokenizer_regex:
-        raise CommandError(
-            "--from-counts trains BPE on the counts alone: no FILE, --model, --special or "
-            "--pretokenizer (the counts carry theirs)"
-        )
+    _check_gpt2_format(args, read_settings(args.from_counts)[0], "the counts' pre-tokenizer")
     with warnings.catch_warnings(), _resumable(args.checkpoint, args.output):
         warnings.simplefilter("ignore")
         tokenizer = train_from_counts(
@@ -370,8 +458,8 @@ def _train_from_counts(args: argparse.Namespace, save_path: Path, targets: list[
             min_frequency=args.min_frequency or 1,
             max_token_length=args.max_token_length,
             checkpoint=args.checkpoint,
-            checkpoint_every=args.checkpoint_every,
             progress=args.progress,
+            **_checkpoint_every(args),
         )
     _save_trained(tokenizer, save_path, args)
     print(f"vocab size {tokenizer.n_vocab}: {len(tokenizer.merges)} merges from the counts")
@@ -705,15 +793,19 @@ def cmd_steps(args: argparse.Namespace) -> int:
 
 
 def cmd_viz(args: argparse.Namespace) -> int:
-    from .viz import write_page
+    from .viz import SAMPLE, page_data, write_page_data
 
     output = Path(args.output)
     if output.exists() and not args.force:
         raise CommandError(f"{output} already exists; pass --force to replace")
     corpus = _corpus(args.files or ["-"])
     output.parent.mkdir(parents=True, exist_ok=True)
-    write_page(corpus, output, args.merges, pretokenizer=args.pretokenizer, overwrite=args.force)
-    print(f"wrote {output}: {args.merges} merges; open it in a browser (it needs no network)")
+    data = page_data(corpus, args.merges, pretokenizer=args.pretokenizer)
+    write_page_data(data, output, SAMPLE)
+    # A small corpus runs out of pairs before --merges: say how many the page shows.
+    print(
+        f"wrote {output}: {len(data['steps'])} merges; open it in a browser (it needs no network)"
+    )
     return 0
 
 
@@ -1125,11 +1217,12 @@ def build_parser() -> argparse.ArgumentParser:
     train_cmd.add_argument(
         "--stream",
         action="store_true",
+        default=None,
         help="read FILEs as streamed documents (files, globs, directories; text where a blank "
         "line ends a document, JSON lines or Parquet with --field; .gz/.zst) instead of each "
         "file as one text",
     )
-    train_cmd.add_argument("--field", default="text", help="--stream: JSON lines/Parquet field")
+    train_cmd.add_argument("--field", help="--stream: JSON lines/Parquet field (default: text)")
     ckpt = train_cmd.add_argument_group("checkpoints (bpe)")
     ckpt.add_argument(
         "--checkpoint",
@@ -1140,7 +1233,6 @@ def build_parser() -> argparse.ArgumentParser:
     ckpt.add_argument(
         "--checkpoint-every",
         type=float,
-        default=600.0,
         metavar="SECONDS",
         help="how often to write the checkpoint while merging (default: 600)",
     )

@@ -230,13 +230,16 @@ def write_manifest(
 ) -> Path:
     """Write the manifest of the count directory ``out`` (after its shards:
     a directory counts as finished once this exists)."""
+    from .training import _check_special_tokens
+
     out, pre = Path(out), resolve(pretokenizer)
+    special_tokens = _check_special_tokens(special_tokens)
     manifest = {
         "format": FORMAT,
         "version": VERSION,
         "pretokenizer": pre.kind,
         "pattern": pre.pattern,
-        "special_tokens": list(special_tokens),
+        "special_tokens": special_tokens,
         "partitions": partitions,
         "shards": list(shards),
     }
@@ -276,37 +279,38 @@ def count_to_shards(
 ) -> Path:
     """Count the pre-tokens of ``documents`` into shards in the directory ``out``
     (a progress bar in characters when ``progress``, default: stderr is a terminal)."""
-    from .training import progress_bar
+    from .training import _check_special_tokens, add_batch, progress_bar
 
     out = Path(out)
     if (out / MANIFEST).exists() and not overwrite:
         raise FileExistsError(f"{out} already holds counts; pass overwrite=True to replace them")
     check_partitions(partitions)
+    special_tokens = _check_special_tokens(special_tokens)
     pre = resolve(pretokenizer)
     out.mkdir(parents=True, exist_ok=True)
     clear_counts(out)
     counter = _native.PretokenCounter(
-        list(special_tokens), pre.kind, pre.pattern if pre.kind == "regex" else None
+        special_tokens, pre.kind, pre.pattern if pre.kind == "regex" else None
     )
     writer = _Writer(out, partitions)
     bar = progress_bar(progress, desc="counting", unit=" chars", unit_scale=True)
     batch: list[str] = []
-    size = 0
+    size = first = 0
     try:
         for document in documents:
             batch.append(document)
             size += len(document)
             if size >= BATCH_CHARS:
-                counter.add_texts(batch)
+                add_batch(counter, batch, first, "document")
                 if bar is not None:
                     bar.update(size)
+                first += len(batch)
                 batch, size = [], 0
                 if len(counter) * BYTES_PER_ENTRY > max_memory:
                     writer.flush(counter)
-        if batch:
-            counter.add_texts(batch)
-            if bar is not None:
-                bar.update(size)
+        add_batch(counter, batch, first, "document")
+        if bar is not None:
+            bar.update(size)
     finally:
         if bar is not None:
             bar.close()
@@ -334,24 +338,55 @@ def read_manifest(directory: Union[str, os.PathLike]) -> dict:
     return manifest
 
 
+def _directories(directories) -> list[Path]:
+    if isinstance(directories, (str, os.PathLike)):
+        directories = [directories]
+    given = [os.fspath(d) for d in directories]
+    if not given:
+        raise ValueError("no count directory given")
+    seen: dict[Path, str] = {}
+    for directory in given:
+        resolved = Path(directory).resolve()
+        if resolved in seen:
+            raise ValueError(
+                f"the count directory {resolved} is given twice ({seen[resolved]!r} and "
+                f"{directory!r}): its counts would be added twice"
+            )
+        seen[resolved] = directory
+    return [Path(d) for d in given]
+
+
+def _settings_of(directory: Path) -> tuple[str, Optional[str], tuple[str, ...]]:
+    manifest = read_manifest(directory)
+    return manifest["pretokenizer"], manifest["pattern"], tuple(manifest["special_tokens"])
+
+
+def read_settings(
+    directories: Union[str, os.PathLike, Iterable[Union[str, os.PathLike]]],
+) -> tuple[str, Optional[str], tuple[str, ...]]:
+    """The settings (pretokenizer kind, pattern, special tokens) the count
+    directories were counted with, from their manifests alone: a FormatError
+    when they differ, a ValueError when a directory is given twice."""
+    first, *others = _directories(directories)
+    settings = _settings_of(first)
+    for directory in others:
+        these = _settings_of(directory)
+        if these != settings:
+            raise FormatError(
+                directory, f"counted with {these}, but the first directory with {settings}"
+            )
+    return settings
+
+
 def read_counts(directories: Union[str, os.PathLike, Iterable[Union[str, os.PathLike]]]):
     """A PretokenCounter holding the summed counts of every shard of every
     directory (their pre-tokenizers and special tokens must agree), and the
     settings (pretokenizer kind, pattern, special tokens)."""
-    if isinstance(directories, (str, os.PathLike)):
-        directories = [directories]
-    counter, settings = None, None
-    for directory in map(Path, directories):
-        manifest = read_manifest(directory)
-        these = (manifest["pretokenizer"], manifest["pattern"], tuple(manifest["special_tokens"]))
-        if settings is None:
-            settings = these
-            counter = _native.PretokenCounter(list(these[2]), these[0], these[1])
-        elif these != settings:
-            raise FormatError(
-                directory, f"counted with {these}, but the first directory with {settings}"
-            )
-        for shard in manifest["shards"]:
+    directories = _directories(directories)
+    kind, pattern, specials = settings = read_settings(directories)
+    counter = _native.PretokenCounter(list(specials), kind, pattern)
+    for directory in directories:
+        for shard in read_manifest(directory)["shards"]:
             records = read_shard(
                 directory / shard["file"], sha256=shard["sha256"], records=shard["records"]
             )
@@ -362,8 +397,6 @@ def read_counts(directories: Union[str, os.PathLike, Iterable[Union[str, os.Path
                     counter.add_counts(batch)
                     batch = []
             counter.add_counts(batch)
-    if counter is None:
-        raise ValueError("no count directory given")
     return counter, settings
 
 
@@ -386,7 +419,9 @@ def train_from_counts(
     from .training import BpeOptions, merge_counted
 
     started = time.perf_counter()
-    counter, (kind, pattern, specials) = read_counts(directories)
+    directories = _directories(directories)
+    # The options are checked against the manifests before the shards are read.
+    kind, pattern, specials = read_settings(directories)
     options = BpeOptions(
         vocab_size,
         list(specials),
@@ -395,4 +430,5 @@ def train_from_counts(
         None if checkpoint is None else Path(checkpoint),
         checkpoint_every,
     )
+    counter, _ = read_counts(directories)
     return merge_counted(counter, Pretokenizer(kind, pattern), options, progress, started)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Optional, TextIO, Union
 
 from .tokenizer import Tokenizer
-from .training import train
+from .training import BpeOptions, train
 
 CORPUS_FILE = "botchan.txt"
 STORY_START = "*** START OF THIS PROJECT GUTENBERG EBOOK"
@@ -123,6 +123,18 @@ def output_path(directory: Union[str, Path], force: bool) -> Path:
     return directory / f"{stem}-{n}{suffix}"
 
 
+def _check_directory(directory: Path) -> None:
+    """The errors saving into ``directory`` would meet after training: it, or
+    a directory of its path, is a file."""
+    if directory.exists() and not directory.is_dir():
+        raise NotADirectoryError(
+            f"{directory} is a file; the demo saves tokenizer.json into a directory"
+        )
+    parent = next(p for p in directory.absolute().parents if p.exists())
+    if not parent.is_dir():
+        raise NotADirectoryError(f"{directory}: {parent} is a file, not a directory")
+
+
 # ---- The demo ----
 
 
@@ -144,6 +156,9 @@ def run_demo(
     cut into tokens, saves the tokenizer under ``out_dir`` (never replacing an
     earlier one unless ``force``) and returns what it did."""
     out = out if out is not None else sys.stdout
+    # Bad arguments are reported before the banner and the training, not after.
+    BpeOptions(vocab_size, [])
+    _check_directory(Path(out_dir))
 
     def say(line: str = "") -> None:
         print(line, file=out)

@@ -189,7 +189,7 @@ def count_on_ray(
     map outputs are removed. Progress (default: stderr is a terminal) counts
     input bytes of finished map tasks, then merged partitions.
     """
-    from .training import progress_bar
+    from .training import _check_special_tokens, progress_bar
 
     out = Path(out)
     if (out / counts.MANIFEST).exists() and not overwrite:
@@ -197,7 +197,7 @@ def count_on_ray(
     counts.check_partitions(partitions)
     if map_tasks is not None and (isinstance(map_tasks, bool) or map_tasks < 1):
         raise ValueError(f"map_tasks must be a positive int, not {map_tasks!r}")
-    pre, specials = resolve(pretokenizer), list(special_tokens)
+    pre, specials = resolve(pretokenizer), _check_special_tokens(special_tokens)
     files = list(input_files(inputs))  # a missing input fails here, before any task
     out.mkdir(parents=True, exist_ok=True)
     counts.clear_counts(out)

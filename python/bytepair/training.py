@@ -8,7 +8,8 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
@@ -16,12 +17,16 @@ from typing import Optional, Union
 from . import _native
 from .errors import NotUtf8Error, decode_utf8
 from .model import BPEModel
-from .pretokenizers import PretokenizerSpec, resolve
-from .tokenizer import Tokenizer
+from .pretokenizers import Pretokenizer, PretokenizerSpec, resolve
+from .tokenizer import Tokenizer, _reject_surrogates
 
 CorpusItem = Union[str, "os.PathLike[str]"]
 # Texts are handed to the core in batches of about this many characters.
 BATCH_CHARS = 4 << 20
+# Ids are 32-bit in the core (and in numpy's uint32 arrays).
+MAX_VOCAB_SIZE = 1 << 32
+# Counts and lengths are 64-bit in the core.
+MAX_COUNT = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -43,15 +48,16 @@ def _read_file(path: Path) -> str:
         raise ValueError(f"{path}: {e}") from None
 
 
-def _texts(corpus: Union[CorpusItem, Iterable[CorpusItem]]) -> Iterator[tuple[str, int]]:
-    """Yields (text, size in bytes of its source) for every corpus item."""
+def _texts(corpus: Union[CorpusItem, Iterable[CorpusItem]]) -> Iterator[tuple[str, Optional[int]]]:
+    """Yields (text, size in bytes of its file) for every corpus item; the
+    size is None for a str (measured only when a progress bar shows it)."""
     if isinstance(corpus, (str, os.PathLike)):
         corpus = [corpus]
     elif isinstance(corpus, (bytes, bytearray)):
         raise TypeError("corpus must be text (str), paths, or an iterable of those, not bytes")
     for index, item in enumerate(corpus):
         if isinstance(item, str):
-            yield item, len(item)
+            yield item, None
         elif isinstance(item, os.PathLike):
             path = Path(item)
             yield _read_file(path), path.stat().st_size
@@ -62,9 +68,31 @@ def _texts(corpus: Union[CorpusItem, Iterable[CorpusItem]]) -> Iterator[tuple[st
             )
 
 
+def _utf8_size(text: str) -> int:
+    # isascii() is O(1); other texts are encoded (a lone surrogate is reported by the core).
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def check_size(name: str, value: object, low: int, high: int) -> int:
+    """``value`` if it is an int in [low, high], else a TypeError / ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, not {value}")
+    if value > high:
+        raise ValueError(f"{name} must be at most {high}, not {value}")
+    return value
+
+
 def _check_special_tokens(special_tokens: Sequence[str]) -> list[str]:
     if isinstance(special_tokens, str):
         raise TypeError("special_tokens must be a sequence of strings, not one string")
+    if isinstance(special_tokens, (AbstractSet, Mapping)):
+        # A set iterates in hash order (PYTHONHASHSEED), a dict's values would be ignored.
+        raise ValueError(
+            f"special_tokens is a {type(special_tokens).__name__}: special tokens get ids "
+            "0, 1, ... in the order given, so pass a list or tuple"
+        )
     tokens = list(special_tokens)
     for i, token in enumerate(tokens):
         if not isinstance(token, str):
@@ -73,6 +101,10 @@ def _check_special_tokens(special_tokens: Sequence[str]) -> list[str]:
             raise ValueError(f"special token {i} is empty")
         if tokens.index(token) != i:
             raise ValueError(f"special token {token!r} is given twice")
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise _reject_surrogates(e, f"special token {i} {token!r}") from None
     return tokens
 
 
@@ -88,24 +120,25 @@ def progress_bar(enabled: Optional[bool], **kwargs):
 
 def add_texts(
     counter: _native.PretokenCounter,
-    texts: Iterable[tuple[str, int]],
+    texts: Iterable[tuple[str, Optional[int]]],
     progress: Optional[bool],
 ) -> None:
     """Counts the pre-tokens of every text in the core, in batches (a
-    progress bar in bytes of the sources)."""
+    progress bar in bytes: of the files, and of the texts in UTF-8)."""
     bar = progress_bar(progress, desc="counting", unit="B", unit_scale=True)
     batch: list[str] = []
-    batch_chars = 0
+    batch_chars = first = 0
     try:
         for text, size in texts:
             batch.append(text)
             batch_chars += len(text)
             if bar is not None:
-                bar.update(size)
+                bar.update(_utf8_size(text) if size is None else size)
             if batch_chars >= BATCH_CHARS:
-                _add(counter, batch)
+                add_batch(counter, batch, first, "corpus text")
+                first += len(batch)
                 batch, batch_chars = [], 0
-        _add(counter, batch)
+        add_batch(counter, batch, first, "corpus text")
     finally:
         if bar is not None:
             bar.close()
@@ -185,8 +218,7 @@ def train(
             min_frequency=1 if min_frequency is None else min_frequency,
             **options,
         )
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
-        raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+    check_size("vocab_size", vocab_size, 1, MAX_VOCAB_SIZE)
     specials = _check_special_tokens(special_tokens)
     if model == "unigram":
         from .unigram_training import train_unigram
@@ -198,6 +230,9 @@ def train(
             raise TypeError(
                 f"unknown unigram option(s) {sorted(unknown)}: use {sorted(_UNIGRAM_DEFAULTS)}"
             )
+        for name in ("max_piece_length", "seed_size", "num_sub_iterations"):
+            if name in unigram_options:  # the core takes them as 64-bit
+                check_size(name, unigram_options[name], 1, MAX_COUNT)
         return train_unigram(
             _texts(corpus),
             vocab_size,
@@ -240,27 +275,38 @@ class BpeOptions:
 
     def __post_init__(self) -> None:
         specials = self.special_tokens
+        check_size("vocab_size", self.vocab_size, 1, MAX_VOCAB_SIZE)
         if self.vocab_size < 256 + len(specials):
             raise ValueError(
                 f"vocab_size {self.vocab_size} is below the 256 single bytes + {len(specials)} "
                 f"special tokens = {256 + len(specials)}"
             )
-        for name in ("min_frequency", "max_token_length"):
-            value = getattr(self, name)
-            if value is None and name == "max_token_length":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int of at least 1, not {value!r}")
+        check_size("min_frequency", self.min_frequency, 1, MAX_COUNT)
+        if self.max_token_length is not None:
+            check_size("max_token_length", self.max_token_length, 1, MAX_COUNT)
         every = self.checkpoint_every
         if isinstance(every, bool) or not isinstance(every, (int, float)) or not every > 0:
             raise ValueError(
                 f"checkpoint_every must be a positive number of seconds, not {every!r}"
             )
-        if self.checkpoint is not None and self.checkpoint.exists():
-            raise FileExistsError(
-                f"{self.checkpoint} exists: go on from it with bytepair.resume_training("
-                f"{str(self.checkpoint)!r}) (CLI: bytepair train --resume), or remove it"
-            )
+        if self.checkpoint is not None:
+            check_checkpoint_path(self.checkpoint)
+
+
+def check_checkpoint_path(path: Path, what: str = "checkpoint") -> None:
+    """Errors writing the checkpoint ``path`` would meet only after counting:
+    it exists (it is never overwritten), or its directory does not."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{what} {path} is a directory; give the file to write")
+    if path.exists():
+        raise FileExistsError(
+            f"{path} exists: go on from it with bytepair.resume_training("
+            f"{str(path)!r}) (CLI: bytepair train --resume), or remove it"
+        )
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        why = "is not a directory" if parent.exists() else "does not exist"
+        raise FileNotFoundError(f"{what} {path}: the directory {parent} {why}")
 
 
 CHECKPOINT_FORMAT = "bytepair-bpe-checkpoint"
@@ -360,6 +406,45 @@ def _trained(trained, pre, options: BpeOptions, distinct: int, started: float) -
     return Tokenizer(bpe_model, training=report)
 
 
+@dataclass(frozen=True)
+class CheckpointSettings:
+    """What a checkpoint's head says about its run."""
+
+    meta: dict
+    pretokenizer: Pretokenizer
+    options: BpeOptions  # the run's own (its vocab_size the last target)
+    merges_done: int
+
+
+def read_checkpoint(checkpoint: Union[str, os.PathLike[str]]) -> CheckpointSettings:
+    """The settings of the byte-level BPE training whose state ``checkpoint``
+    holds, read from its head. A file that is not one is a FormatError
+    (naming the byte when it is damaged)."""
+    from .errors import FormatError
+
+    path = Path(checkpoint)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such checkpoint file")
+    meta_text, merges_done = _native.checkpoint_info(path)
+    try:
+        meta = json.loads(meta_text)
+        if meta.get("format") != CHECKPOINT_FORMAT or not isinstance(
+            meta["distinct_pretokens"], int
+        ):
+            raise ValueError
+        pre = Pretokenizer(meta["pretokenizer"], meta["pattern"])
+        options = BpeOptions(
+            meta["vocab_size"],
+            list(meta["special_tokens"]),
+            meta["min_frequency"],
+            meta["max_token_length"],
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        _native.checkpoint_info(path, True)  # a damaged file: the error names the byte
+        raise FormatError(path, "not a byte-level BPE training checkpoint of bytepair") from None
+    return CheckpointSettings(meta, pre, options, merges_done)
+
+
 def resume_training(
     checkpoint: Union[str, os.PathLike[str]],
     vocab_size: Optional[int] = None,
@@ -372,52 +457,37 @@ def resume_training(
     have made uninterrupted. ``vocab_size`` defaults to the run's; a larger
     one extends a finished run. Checkpoints go on being written to the file.
     A damaged file is a FormatError naming the byte."""
-    from .errors import FormatError
-    from .pretokenizers import Pretokenizer
-
     path = Path(checkpoint)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such checkpoint file")
-    meta_text, merges_done = _native.checkpoint_info(path)
-    try:
-        meta = json.loads(meta_text)
-        if meta.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError
-        pre = Pretokenizer(meta["pretokenizer"], meta["pattern"])
-        specials = list(meta["special_tokens"])
-        vocab_size = meta["vocab_size"] if vocab_size is None else vocab_size
-        options = BpeOptions(
-            vocab_size,
-            specials,
-            meta["min_frequency"],
-            meta["max_token_length"],
-            checkpoint_every=checkpoint_every,
-        )
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-        if isinstance(e, ValueError) and str(e).startswith(("vocab_size", "checkpoint_every")):
-            raise
-        _native.checkpoint_info(path, True)  # a damaged file: the error names the byte
-        raise FormatError(path, "not a byte-level BPE training checkpoint of bytepair") from None
+    settings = read_checkpoint(path)
+    run = settings.options
+    vocab_size = run.vocab_size if vocab_size is None else vocab_size
+    options = BpeOptions(
+        vocab_size,
+        run.special_tokens,
+        run.min_frequency,
+        run.max_token_length,
+        checkpoint_every=checkpoint_every,
+    )
     started = time.perf_counter()
-    bar, report = _merge_bar(progress, options, merges_done)
+    bar, report = _merge_bar(progress, options, settings.merges_done)
     try:
-        meta = {**meta, "vocab_size": vocab_size}  # the new target, for the next resume
+        meta = {**settings.meta, "vocab_size": vocab_size}  # the new target, for the next resume
         trained = _native.resume_bpe(
             path, vocab_size, (json.dumps(meta), float(checkpoint_every)), report
         )
     finally:
         if bar is not None:
             bar.close()
-    return _trained(trained, pre, options, meta["distinct_pretokens"], started)
+    return _trained(trained, settings.pretokenizer, options, meta["distinct_pretokens"], started)
 
 
-def _add(counter: _native.PretokenCounter, batch: list[str]) -> None:
+def add_batch(counter: _native.PretokenCounter, batch: list[str], first: int, what: str) -> None:
+    """``counter.add_texts(batch)``; a lone surrogate is a ValueError naming
+    the text (``what`` and its index, ``first`` being batch[0]'s) and position."""
     if not batch:
         return
     try:
         counter.add_texts(batch)
     except UnicodeEncodeError as e:
-        raise ValueError(
-            f"a corpus text contains the lone surrogate {e.object[e.start]!r} at position "
-            f"{e.start}: it is not valid Unicode text"
-        ) from None
+        index = next(i for i, t in enumerate(batch) if t is e.object or t == e.object)
+        raise _reject_surrogates(e, f"{what} {first + index}") from None

@@ -27,6 +27,8 @@ JS_PATTERNS = {
     "none": None,
 }
 TEMPLATE = Path(__file__).with_name("page.html")
+# The text in the page's box when it opens.
+SAMPLE = "the lowest newer tokens"
 
 
 def page_data(
@@ -85,7 +87,7 @@ def write_page(
     pretokenizer: str = "gpt2",
     top: int = 12,
     show: int = 12,
-    sample: str = "the lowest newer tokens",
+    sample: str = SAMPLE,
     overwrite: bool = False,
 ) -> Path:
     """Write the page to ``path`` (never over an existing file unless ``overwrite``)."""
@@ -93,10 +95,15 @@ def write_page(
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
     data = page_data(corpus, merges, pretokenizer=pretokenizer, top=top, show=show)
+    write_page_data(data, path, sample)
+    return path
+
+
+def write_page_data(data: dict, path: Path, sample: str) -> None:
+    """Write the page of :func:`page_data`'s ``data`` to ``path``."""
     # Inside <script>, "</" would end the element: JSON's \u escapes keep it out.
     payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     sample_html = sample.replace("&", "&amp;").replace("<", "&lt;")
     html = TEMPLATE.read_text(encoding="utf-8")
     html = html.replace("__SAMPLE__", sample_html).replace("__DATA__", payload)
     path.write_text(html, encoding="utf-8")
-    return path
