@@ -10,6 +10,7 @@
 //! bytes); nothing here depends on hash order or thread count; no path that
 //! user input reaches panics.
 
+pub mod batch_pipeline;
 pub mod bpe;
 pub mod count;
 mod crc32;

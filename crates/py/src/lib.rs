@@ -4,8 +4,8 @@
 
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList};
 
+use bytepair_core::batch_pipeline::{self, panic_message, Failure};
 use bytepair_core::rng::Rng;
 use bytepair_core::special::Strip;
 use bytepair_core::vocab::Ranking;
@@ -77,15 +78,6 @@ fn without_gil<T: Send>(
     py.detach(|| catch_unwind(AssertUnwindSafe(work)))
         .map_err(|panic| internal_error(&panic_message(&*panic)))?
         .map_err(to_py)
-}
-
-/// The message a panic carried.
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
 }
 
 fn internal_error(what: &str) -> PyErr {
@@ -255,157 +247,29 @@ fn fill_list<'py>(
 impl CoreBPE {
     /// Encodes a large batch and hands the ids of its texts to `take`, group
     /// by group in any order (with the index of the group's first text), on
-    /// this thread with the GIL. The texts are encoded in groups of about
-    /// [`PIPELINE_GROUP_BYTES`]: this thread takes them from the front, the
-    /// pool's threads but one from the back, so that each thread meets the
-    /// words of one stretch of the batch and learns fewer of them twice (its
-    /// piece cache is its own). Between its groups this thread hands over
-    /// the groups done so far. Building lists needs the GIL: after the
-    /// encoding it would be a serial tail, and beside a full pool a third
-    /// thread on the cores. The GIL is released while this thread encodes or
-    /// waits. On failure the error is that of the first failing text, as on
-    /// one thread.
-    fn pipelined<'py>(
+    /// this thread with the GIL, which is released while this thread encodes
+    /// or waits (see [`bytepair_core::batch_pipeline`]). Building lists needs the
+    /// GIL: after the encoding it would be a serial tail, and beside a full
+    /// pool a third thread on the cores.
+    fn pipelined(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         refs: &[&str],
         selection: Selection<'_>,
-        mut take: impl FnMut(usize, &[Vec<u32>]) -> PyResult<()>,
+        take: impl FnMut(usize, &[Vec<u32>]) -> PyResult<()>,
     ) -> PyResult<()> {
-        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
-        let (mut start, mut bytes) = (0, 0);
-        for (i, text) in refs.iter().enumerate() {
-            bytes += text.len();
-            if bytes >= PIPELINE_GROUP_BYTES || i + 1 == refs.len() {
-                groups.push(start..i + 1);
-                (start, bytes) = (i + 1, 0);
-            }
-        }
-        type Slot = OnceLock<Result<Result<Vec<Vec<u32>>, Error>, String>>;
-        let slots: Vec<Slot> = groups.iter().map(|_| OnceLock::new()).collect();
-        let (lock, done) = (Mutex::new(()), std::sync::Condvar::new());
-        // The groups not yet taken, `front..back`, packed in one word so that
-        // both ends are claimed atomically; the first group that failed (none
-        // after it is encoded); how many groups are encoded, and how many of
-        // the pool's tasks have ended.
-        let untaken = AtomicU64::new(groups.len() as u64);
-        let (first_failed, encoded, ended) = (
-            AtomicUsize::new(usize::MAX),
-            AtomicUsize::new(0),
-            AtomicUsize::new(0),
-        );
-        // Encodes the group at the front (or back) not yet taken; false when
-        // none is left.
-        let encode_next = |from_front: bool| {
-            let claimed = untaken.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |packed| {
-                let (front, back) = (packed >> 32, packed & u32::MAX as u64);
-                (front < back).then(|| match from_front {
-                    true => (front + 1) << 32 | back,
-                    false => front << 32 | (back - 1),
-                })
-            });
-            let Ok(packed) = claimed else {
-                return false;
-            };
-            let at = match from_front {
-                true => (packed >> 32) as usize,
-                false => (packed & u32::MAX as u64) as usize - 1,
-            };
-            let encoded_group = if at > first_failed.load(Ordering::Acquire) {
-                // Not needed: an earlier group failed.
-                Ok(Ok(Vec::new()))
-            } else {
-                catch_unwind(AssertUnwindSafe(|| {
-                    refs[groups[at].clone()]
-                        .iter()
-                        .map(|text| self.inner.encode_with_special(text, selection))
-                        .collect()
-                }))
-                .map_err(|panic| panic_message(&*panic))
-            };
-            let failed = !matches!(encoded_group, Ok(Ok(_)));
-            let _ = slots[at].set(encoded_group);
-            if failed {
-                // After the set: whoever sees this index finds its error.
-                first_failed.fetch_min(at, Ordering::AcqRel);
-            }
-            // Under the lock, so a waiter cannot miss it.
-            let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
-            encoded.fetch_add(1, Ordering::Release);
-            done.notify_all();
-            true
-        };
-        let pool = thread_pool();
-        let tasks = pool.current_num_threads().saturating_sub(1);
-        pool.in_place_scope(|scope| {
-            // Tasks, not a broadcast: a pool thread busy with other work
-            // leaves its task to the others.
-            for _ in 0..tasks {
-                scope.spawn(|_| {
-                    while encode_next(false) {}
-                    let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
-                    ended.fetch_add(1, Ordering::Relaxed);
-                    done.notify_all();
-                });
-            }
-            // Waits, without the GIL, until `ready()`.
-            let wait_for = |ready: &(dyn Fn() -> bool + Sync)| {
-                py.detach(|| {
-                    let mut guard = lock.lock().unwrap_or_else(|p| p.into_inner());
-                    while !ready() {
-                        guard = done.wait(guard).unwrap_or_else(|p| p.into_inner());
-                    }
-                })
-            };
-            // The groups handed over are `..front` and `back..`: this thread
-            // encodes the front in order and the pool the back, so each end
-            // advances over groups as they come done (each looked at once,
-            // however many groups the batch has). Groups after a failed one
-            // are not handed over.
-            let done_at = |at: usize| match slots[at].get() {
-                Some(Ok(Ok(group))) => Some(group),
-                _ => None,
-            };
-            let mut hand_over = || {
-                let (mut front, mut back) = (0, groups.len());
-                loop {
-                    let seen = encoded.load(Ordering::Acquire);
-                    let failed = first_failed.load(Ordering::Acquire);
-                    while front < back.min(failed) {
-                        let Some(group) = done_at(front) else { break };
-                        take(groups[front].start, group)?;
-                        front += 1;
-                    }
-                    while back > front && back - 1 < failed {
-                        let Some(group) = done_at(back - 1) else {
-                            break;
-                        };
-                        take(groups[back - 1].start, group)?;
-                        back -= 1;
-                    }
-                    if front == back {
-                        return Ok(());
-                    }
-                    if front == failed {
-                        return Err(match slots[failed].get() {
-                            Some(Ok(Err(e))) => to_py(e.clone()),
-                            Some(Err(what)) => internal_error(what),
-                            _ => internal_error("a failed group lost its error"),
-                        });
-                    }
-                    if !py.detach(|| encode_next(true)) {
-                        wait_for(&|| encoded.load(Ordering::Acquire) > seen);
-                    }
-                }
-            };
-            let result = hand_over();
-            // The scope waits for the tasks as it ends, so wait here, where
-            // the GIL can be let go. An error stops them at their next group.
-            if result.is_err() {
-                first_failed.store(0, Ordering::Release);
-            }
-            wait_for(&|| ended.load(Ordering::Relaxed) == tasks);
-            result
+        batch_pipeline::encode_in_groups(
+            &thread_pool(),
+            refs,
+            PIPELINE_GROUP_BYTES,
+            |text| self.inner.encode_with_special(text, selection),
+            take,
+            |work| py.detach(work),
+        )
+        .map_err(|failure| match failure {
+            Failure::Text(e) => to_py(e),
+            Failure::Panic(what) => internal_error(&what),
+            Failure::Take(e) => e,
         })
     }
 
