@@ -138,6 +138,22 @@ def test_eot_must_be_a_token_of_the_tokenizer(corpus, trained, tmp_path):
         encode_dataset(corpus, trained, tmp_path / "a", eot="<|eot|>")
     with pytest.raises(ValueError, match="not a token id"):
         encode_dataset(corpus, trained, tmp_path / "b", eot=600)
+    for bad in (True, 1.5):
+        with pytest.raises(TypeError, match="eot must be"):
+            encode_dataset(corpus, trained, tmp_path / "c", eot=bad)
+    eot = trained.special_tokens[EOT]
+    ds = TokenDataset(encode_dataset(corpus[:1], trained, tmp_path / "d", eot=np.int64(eot)))
+    assert ds.eot == eot and type(ds.eot) is int
+    assert ds[0][-1] == eot
+
+
+def test_eot_must_not_be_an_unused_id(corpus, cl100k, tmp_path):
+    unused = 100265  # cl100k_base has no token between <|endoftext|> and <|fim_prefix|>
+    with pytest.raises(ValueError):
+        cl100k.decode_single_token_bytes(unused)
+    with pytest.raises(ValueError, match=f"eot {unused} .*no token has that id"):
+        encode_dataset(corpus[:1], cl100k, tmp_path / "out", eot=np.int64(unused))
+    assert not (tmp_path / "out").exists()
 
 
 def test_parquet_and_zstd_inputs_with_a_named_field(corpus, trained, tmp_path, capsys):
@@ -281,6 +297,65 @@ def test_nothing_is_replaced_without_asking(corpus, trained, tmp_path):
     assert (other / "notes.txt").read_text() == "mine"
 
 
+# Names like a run's files, which are not: replacing a dataset must keep them.
+FOREIGN = ("file-notes.txt", "draft.tmp", "shard-plan.md", "shard-00000-plan.md", "run.json.bak")
+
+
+def test_overwrite_deletes_only_a_datasets_own_files(corpus, trained, tmp_path):
+    out = tmp_path / "out"
+    encode_dataset(corpus[:1], trained, out)
+    for name in FOREIGN:
+        (out / name).write_text("mine")
+    before = files_of(out)
+    with pytest.raises(FormatError, match=r"draft\.tmp: not a file of a dataset \(and 4 more\)"):
+        encode_dataset(corpus, trained, out, overwrite=True)
+    assert files_of(out) == before  # the dataset too: nothing was deleted
+
+    # Only foreign files, or another tool's run.json: not a dataset to replace.
+    for name in FOREIGN:
+        other = tmp_path / f"only-{name}"
+        other.mkdir()
+        (other / name).write_text("mine")
+        with pytest.raises(FormatError, match=f"{name}: not a file of a dataset"):
+            encode_dataset(corpus, trained, other, overwrite=True)
+        assert files_of(other) == {name: b"mine"}
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "run.json").write_text('{"format": "my-experiment"}')
+    with pytest.raises(FormatError, match="run.json: not the run.json of a bytepair-dataset"):
+        encode_dataset(corpus, trained, tmp_path / "sub", overwrite=True)
+    assert (tmp_path / "sub" / "run.json").read_text() == '{"format": "my-experiment"}'
+
+    # A run killed while writing its first file leaves only its .tmp: replaced.
+    (tmp_path / "killed").mkdir()
+    (tmp_path / "killed" / "run.json.tmp").write_text('{"format": "bytep')
+    encode_dataset(corpus, trained, tmp_path / "killed", overwrite=True)
+    assert "run.json.tmp" not in files_of(tmp_path / "killed")
+
+    # A dataset's own files, leftovers of a killed run too, are all replaced.
+    for name in FOREIGN:
+        (out / name).unlink()
+    (out / "shard-00000-00007.tokens.npy.tmp").write_bytes(b"half")
+    (out / "file-00009.json").write_text("{}")
+    encode_dataset(corpus, trained, out, overwrite=True, shard_tokens=700)
+    reference = encode_dataset(corpus, trained, tmp_path / "reference", shard_tokens=700)
+    assert files_of(out) == files_of(reference)
+
+
+def test_resume_deletes_no_foreign_file(corpus, trained, tmp_path, monkeypatch):
+    options = {"shard_tokens": 400}
+    reference = encode_dataset(corpus, trained, tmp_path / "reference", **options)
+    monkeypatch.setattr(dataset, "BATCH_CHARS", 1500)
+    out = tmp_path / "out"
+    interrupted_run(corpus, trained, out, after=3, **options)  # file 1 is cut short
+    for name in (*FOREIGN, "shard-00001-plan.md", "shard-00001-00001.notes"):
+        (out / name).write_text("mine")
+    encode_dataset(corpus, trained, out, resume=True, **options)
+    mine = {p.name for p in out.iterdir()} - set(files_of(reference))
+    assert mine == {*FOREIGN, "shard-00001-plan.md", "shard-00001-00001.notes"}
+    assert all((out / name).read_text() == "mine" for name in mine)
+    assert {n: b for n, b in files_of(out).items() if n not in mine} == files_of(reference)
+
+
 def test_encode_file_and_finish_check_their_inputs(corpus, trained, cl100k, tmp_path):
     run = plan(corpus, trained, tmp_path / "out")
     with pytest.raises(ValueError, match="not the one"):
@@ -309,6 +384,14 @@ def test_reader_indexing_and_shard_arrays(corpus, trained, tmp_path):
         with pytest.raises(IndexError, match=f"{n} documents"):
             ds[bad]
     assert not ds[1].flags.writeable
+    # Slices give lists of documents, as a Python sequence would, across shards.
+    assert len(ds.shards) > 2
+    every = [d.tolist() for d in ds]
+    for part in (slice(None), slice(3, 40), slice(-5, None), slice(None, None, -7), slice(n, None)):
+        assert [d.tolist() for d in ds[part]] == every[part]
+    for bad in ("1", 1.0, [1, 2]):
+        with pytest.raises(TypeError, match="indices must be integers or slices"):
+            ds[bad]
     total = sum(len(ds.tokens(k)) for k in range(len(ds.shards)))
     assert total == ds.n_tokens == sum(e["tokens"] for e in ds.shards)
     assert "documents=" in repr(ds)
@@ -362,6 +445,11 @@ def test_command_line_end_to_end(corpus, trained, tmp_path, capsys):
     assert "not a token id" in capsys.readouterr().err
     assert main([*args, "--force", "--allow-special", "--dtype", "uint32"]) == 0
     assert TokenDataset(out).dtype == np.uint32
+    (out / "file-notes.txt").write_text("mine")
+    assert main([*args, "--force"]) == 1
+    err = capsys.readouterr().err
+    assert "file-notes.txt: not a file of a dataset" in err and "Traceback" not in err
+    assert (out / "file-notes.txt").read_text() == "mine" and TokenDataset(out).dtype == np.uint32
 
 
 def test_command_line_ctrl_c_says_how_to_go_on(corpus, trained, tmp_path, capsys, monkeypatch):

@@ -36,6 +36,7 @@ import json
 import operator
 import os
 import queue
+import re
 import struct
 import threading
 from collections.abc import Iterable, Iterator
@@ -200,11 +201,24 @@ def _eot_id(tokenizer, eot: Union[int, str, None]) -> Optional[int]:
                 f"(it has {sorted(specials) or 'none'}); give its text or an id"
             )
         return specials[eot]
-    if isinstance(eot, bool) or not isinstance(eot, int) or not 0 <= eot < tokenizer.n_vocab:
+    try:
+        token = operator.index(eot)  # numpy integers too
+    except TypeError:
+        token = None
+    if token is None or isinstance(eot, bool):
+        raise TypeError(f"eot must be a special token's text, a token id or None, not {eot!r}")
+    if not 0 <= token < tokenizer.n_vocab:
         raise ValueError(
-            f"eot {eot!r} is not a token id of this tokenizer (0 .. {tokenizer.n_vocab - 1})"
+            f"eot {token} is not a token id of this tokenizer (0 .. {tokenizer.n_vocab - 1})"
         )
-    return eot
+    try:
+        tokenizer.decode_single_token_bytes(token)
+    except ValueError:  # an unused id (tiktoken vocabularies have gaps)
+        raise ValueError(
+            f"eot {token} is not a token id of this tokenizer: no token has that id "
+            "(it is unused); give a special token's text or the id of a token"
+        ) from None
+    return token
 
 
 def make_settings(
@@ -278,9 +292,43 @@ def _file_record(out: Path, file_index: int) -> Path:
     return out / f"file-{file_index:05d}.json"
 
 
-def _ours(path: Path) -> bool:
-    name = path.name
-    return name in (RUN, MANIFEST) or name.startswith(("shard-", "file-")) or name.endswith(TMP)
+# The exact names a run writes (numbers are 05d: five digits or more), each
+# first under a .tmp name: only these are ever deleted, never a user's file.
+_OWN_NAME = re.compile(
+    rf"(?:{re.escape(RUN)}|{re.escape(MANIFEST)}|file-\d{{5,}}\.json"
+    rf"|shard-\d{{5,}}-\d{{5,}}\.(?:json|tokens\.npy|offsets\.npy))(?:{re.escape(TMP)})?"
+)
+
+
+def _own(path: Path) -> bool:
+    """Whether ``path`` is a file that a run writes in its directory."""
+    return _OWN_NAME.fullmatch(path.name) is not None and not path.is_dir()
+
+
+def _check_replaceable(out: Path, existing: list[Path]) -> None:
+    """A FormatError unless ``out`` holds only files a run writes, its
+    run.json and dataset.json (if any) a dataset's, so replacing it deletes
+    nothing else. (A run killed while writing its first file leaves only
+    .tmp files: those are replaced too.)"""
+    foreign = sorted(p.name for p in existing if not _own(p))
+    if foreign:
+        others = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+        raise FormatError(
+            out / foreign[0],
+            f"not a file of a dataset{others}: replacing a dataset deletes only its own "
+            "files; move this away or write to another directory",
+        )
+    for name in (RUN, MANIFEST):
+        if not (out / name).exists():
+            continue
+        try:
+            ours = json.loads((out / name).read_text(encoding="utf-8")).get("format") == FORMAT
+        except (OSError, ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise FormatError(
+                out / name, f"not the {name} of a {FORMAT}: not a dataset, nothing replaced"
+            )
 
 
 def _write_json(path: Path, value: object) -> None:
@@ -400,9 +448,11 @@ def plan(
     """Checks the settings, lists the input files and prepares ``out``: a new
     run writes ``run.json``; ``resume`` checks it (a ValueError naming every
     difference) and removes temporary files (:func:`encode_file` removes a
-    file's incomplete shards); ``overwrite``
-    deletes an earlier dataset. Without either, a non-empty ``out`` is a
-    FileExistsError. ``tokenizer``: an object, or a path / encoding name."""
+    file's incomplete shards); ``overwrite`` deletes an earlier dataset, and
+    is a FormatError naming a file when ``out`` holds one a run does not
+    write or no dataset at all. Without either, a non-empty ``out`` is a
+    FileExistsError. Files a run does not write are never deleted.
+    ``tokenizer``: an object, or a path / encoding name."""
     if resume and overwrite:
         raise ValueError("resume and overwrite exclude each other")
     tokenizer = as_tokenizer(tokenizer)
@@ -424,9 +474,9 @@ def plan(
     if existing and resume and not (out / RUN).is_file():
         raise FormatError(out, f"no {RUN}: not a dataset directory, nothing to resume")
     if existing and overwrite:
+        _check_replaceable(out, existing)
         for path in existing:
-            if _ours(path) and path.is_file():
-                path.unlink()
+            path.unlink()
     elif existing and resume:
         run = _read_json(out / RUN)
         if not isinstance(run, dict) or run.get("format") != FORMAT:
@@ -435,7 +485,7 @@ def plan(
         if problems:
             raise ValueError(f"cannot resume the run in {out}: " + "; ".join(problems))
         for path in existing:  # leftovers of an interrupted write
-            if path.name.endswith(TMP):
+            if path.name.endswith(TMP) and _own(path):
                 path.unlink()
         done = {i for i in range(len(files)) if _file_entries(out, i) is not None}
         return Plan(out, settings, files, sizes, done)
@@ -612,7 +662,8 @@ class _ShardWriter:
             self._file = None
         if not (self.out / f"{self._name}.json").exists():
             for path in self.out.glob(f"{self._name}.*"):
-                path.unlink(missing_ok=True)
+                if _own(path):
+                    path.unlink(missing_ok=True)
 
 
 _DATA = ("tokens.npy", "offsets.npy")
@@ -627,7 +678,7 @@ def _resume_point(out: Path, file_index: int) -> tuple[list[dict], int]:
         entries.append(entry)
     kept = {f"{e['name']}.{suffix}" for e in entries for suffix in ("json", *_DATA)}
     for path in out.glob(f"shard-{file_index:05d}-*"):
-        if path.name not in kept:
+        if path.name not in kept and _own(path):
             path.unlink()
     return entries, sum(e["documents"] for e in entries)
 
@@ -754,8 +805,10 @@ def encode_dataset(
     ``"uint32"`` or None (``uint16`` when every id fits). ``allowed_special``:
     ``()`` encodes special-token text as plain text; ``"all"`` or a set of
     specials makes those their ids. ``resume``: finish an interrupted run;
-    ``overwrite``: replace a dataset in ``out``. ``progress``: a bar of the
-    input files' bytes as stored (default: when stderr is a terminal).
+    ``overwrite``: replace a dataset in ``out`` (an error when ``out`` holds
+    anything else: files a run did not write are never deleted).
+    ``progress``: a bar of the input files' bytes as stored (default: when
+    stderr is a terminal).
     Files are encoded one after the other, each on all cores.
     """
     from .training import progress_bar
@@ -808,11 +861,12 @@ class TokenDataset:
     ``dataset.json``), shards memory-mapped when first used.
 
     ``len(ds)`` documents; ``ds[i]`` the tokens of document ``i`` (a
-    read-only numpy view, ending with the eot id when the run added one);
-    iterating gives every document in order; ``ds.tokens(k)`` and
-    ``ds.offsets(k)`` are shard ``k``'s whole arrays (for training loops);
-    ``ds.shards`` their entries; ``ds.verify()`` checks every sha256. A
-    missing, unfinished or corrupt dataset is a FormatError naming the file.
+    read-only numpy view, ending with the eot id when the run added one),
+    ``ds[a:b]`` a list of them; iterating gives every document in order;
+    ``ds.tokens(k)`` and ``ds.offsets(k)`` are shard ``k``'s whole arrays (for
+    training loops); ``ds.shards`` their entries; ``ds.verify()`` checks every
+    sha256. A missing, unfinished or corrupt dataset is a FormatError naming
+    the file.
     """
 
     def __init__(self, path: PathLike) -> None:
@@ -902,9 +956,17 @@ class TokenDataset:
         """Shard ``shard``'s document offsets (``documents + 1`` entries from 0)."""
         return self._load(shard)[1]
 
-    def __getitem__(self, index: int) -> np.ndarray:
+    def __getitem__(self, index: Union[int, slice]) -> Union[np.ndarray, list[np.ndarray]]:
+        """Document ``index``'s tokens; a slice gives a list of documents."""
         n = len(self)
-        i = operator.index(index)
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(n))]
+        try:
+            i = operator.index(index)
+        except TypeError:
+            raise TypeError(
+                f"TokenDataset indices must be integers or slices, not {type(index).__name__}"
+            ) from None
         if not -n <= i < n:
             raise IndexError(
                 f"document {index} out of range: the dataset has {n} documents "
