@@ -86,3 +86,11 @@ def test_specials_and_batches(tokenizer):
 def test_bad_arguments_are_named(tokenizer, kwargs, error, message):
     with pytest.raises(error, match=message):
         tokenizer.encode("hello", **kwargs)
+
+
+def test_numpy_forms_refuse_dropout_rather_than_ignore_it(tokenizer):
+    # README: the numpy forms take no dropout (the core's buffer calls have none).
+    with pytest.raises(TypeError, match="dropout"):
+        tokenizer.encode_to_numpy("hello", dropout=0.1, seed=1)
+    with pytest.raises(TypeError, match="dropout"):
+        tokenizer.encode_batch_to_numpy(["hello"], dropout=0.1, seed=1)

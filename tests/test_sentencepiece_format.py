@@ -512,6 +512,37 @@ def test_unknown_fields_are_skipped():
     assert model.pieces[-1] == "c" and model.scores[-1] == -4.0 and len(model.pieces) == 6
 
 
+def test_nested_groups_are_skipped_without_recursion():
+    depth = spfile.MAX_GROUP_DEPTH
+    inner = _int_field(1, 5) + _bytes_field(2, b"x")
+    nested = b"".join(_key(70 + i, 3) + inner for i in range(depth))
+    nested += b"".join(_key(70 + i, 4) for i in reversed(range(depth)))
+    model = spfile.loads(_model_bytes(BASIC) + nested + _bytes_field(1, _bytes_field(1, "c")))
+    assert model.pieces[-1] == "c" and len(model.pieces) == 6
+
+
+@pytest.mark.parametrize("data", [b"\x0b" * 3000, b"\x0b" * 101 + b"\x0c" * 101])
+def test_groups_nested_too_deep_are_a_format_error(data, tmp_path, capsys):
+    from bytepair.cli import main
+
+    error = _error(data)
+    assert error.where == "byte 100, ModelProto.1"
+    assert f"nested more than {spfile.MAX_GROUP_DEPTH} deep" in error.problem
+    path = tmp_path / "deep.model"
+    path.write_bytes(data)
+    assert main(["encode", "-m", str(path), "hi"]) == 1
+    assert capsys.readouterr().err.startswith(f"bytepair: error: {path} (byte 100, ModelProto.1)")
+
+
+def test_group_errors_name_the_group():
+    unclosed = _key(7, 3) + _key(8, 3) + _int_field(1, 5)
+    error = _error(_model_bytes(BASIC) + unclosed)
+    assert "ends inside a group" in error.problem and error.where.endswith("ModelProto.7.8")
+    crossed = _key(7, 3) + _key(8, 3) + _key(7, 4) + _key(8, 4)
+    error = _error(_model_bytes(BASIC) + crossed)
+    assert "group 8 closed as group 7" in error.problem and error.where.endswith("ModelProto.7.8")
+
+
 def test_repeated_messages_merge():
     data = _model_bytes(BASIC) + _bytes_field(2, _int_field(35, 0) + _int_field(24, 1))
     model = spfile.loads(data)

@@ -5,8 +5,10 @@ with our ids. The command line trains and uses unigram models."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
+import re
 import warnings
 
 import pytest
@@ -316,7 +318,8 @@ def tokenizers_with_byte_fallback(tmp_path_factory):
         model_type="unigram",
         minloglevel=2,
     )
-    bytepair.load(out / "bf.model").save(out / "bf.json")
+    with pytest.warns(UserWarning, match="tokenizers' rules differ from sentencepiece's"):
+        bytepair.load(out / "bf.model").save(out / "bf.json")
     decoder = json.loads((out / "bf.json").read_text(encoding="utf-8"))["decoder"]
     assert [step["type"] for step in decoder["decoders"]] == ["ByteFallback", "Metaspace"]
     return out / "bf.json"
@@ -394,6 +397,68 @@ def test_corrupt_model_files_are_named(tmp_path, shared_data):
         bytepair.load(bad)
 
 
+@pytest.mark.parametrize("name", ["sp_test_model", "sp_test_ja_model"])
+def test_a_model_file_saved_as_tokenizer_json_warns_with_a_text_that_differs(
+    tmp_path, shared_data, name
+):
+    path = shared_data / "models" / "sentencepiece" / f"{name}.model"
+    target = tmp_path / "sp.json"
+    with pytest.warns(UserWarning, match="tokenizers' rules differ from sentencepiece's") as caught:
+        bytepair.load(path).save(target)
+    found = re.search(
+        r"e\.g\. (.+): sentencepiece (\[[\d, ]*\]), tokenizers (\[[\d, ]*\])$",
+        str(caught[0].message),
+    )
+    assert found, caught[0].message
+    text, said_sp, said_hf = ast.literal_eval(found[1]), json.loads(found[2]), json.loads(found[3])
+    sp, hf = _processor(path), tokenizers.Tokenizer.from_file(str(target))
+    assert sp.encode(text) == said_sp != said_hf == hf.encode(text, add_special_tokens=False).ids
+    for text in (" ", "a  b "):  # the review's examples: spaces at the end of a text
+        assert sp.encode(text) != hf.encode(text, add_special_tokens=False).ids
+    # A tokenizer.json (tokenizers' rules on both sides) saves again with no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bytepair.load(target).save(tmp_path / "again.json")
+    again = tokenizers.Tokenizer.from_file(str(tmp_path / "again.json"))
+    for text in corpus_lines(shared_data, 30) + [" ", "a  b "]:
+        assert again.encode(text).ids == hf.encode(text).ids, text
+
+
+def _with_corrupt_charsmap(data: bytes, charsmap: bytes) -> bytes:
+    """``data`` with the charsmap's root unit pointing far beyond its trie."""
+    at = data.find(charsmap)
+    assert at >= 0
+    return data[: at + 4] + (0xFFFFFC00).to_bytes(4, "little") + data[at + 8 :]
+
+
+def test_a_corrupt_charsmap_names_the_file(tmp_path, shared_data, capsys):
+    import base64
+
+    from bytepair.formats import sentencepiece as spfile
+
+    source = shared_data / "models" / "sentencepiece" / "sp_test_model.model"
+    charsmap = spfile.load_proto(source).normalizer_spec.precompiled_charsmap
+    bad = tmp_path / "charsmap.model"
+    bad.write_bytes(_with_corrupt_charsmap(source.read_bytes(), charsmap))
+    with pytest.raises(
+        bytepair.FormatError,
+        match=r"charsmap\.model \(byte \d+, ModelProto\.normalizer_spec\.precompiled_charsmap\)"
+        r": corrupt precompiled charsmap: the trie refers to unit \d+",
+    ):
+        bytepair.load(bad)
+    assert main(["encode", "-m", str(bad), "hi"]) == 1
+    assert capsys.readouterr().err.startswith(f"bytepair: error: {bad} (byte ")
+
+    document = json.loads((shared_data / "models" / "hf" / "t5-small.tokenizer.json").read_text())
+    blob = base64.b64decode(document["normalizer"]["precompiled_charsmap"])
+    broken = _with_corrupt_charsmap(blob, blob)
+    document["normalizer"]["precompiled_charsmap"] = base64.b64encode(broken).decode("ascii")
+    bad_json = tmp_path / "t5.json"
+    bad_json.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(bytepair.FormatError, match=r"t5\.json: corrupt precompiled charsmap"):
+        bytepair.load(bad_json)
+
+
 def test_command_line_trains_and_samples_unigram(tmp_path, capsys, shared_data):
     corpus = shared_data / "corpus" / "small" / "botchan.txt"
     out = tmp_path / "uni.json"
@@ -447,7 +512,7 @@ def test_command_line_inspects_and_converts_sentencepiece_models(tmp_path, capsy
         main(["convert", str(models / "sp_test_model.model"), str(target), "--to", "huggingface"])
         == 0
     )
-    capsys.readouterr()
+    assert "warning: " in capsys.readouterr().err
     assert bytepair.load(target).flavor == "tokenizers"
     assert (
         main(["convert", str(models / "sp_test_model.model"), str(tmp_path / "x"), "--to", "gpt2"])

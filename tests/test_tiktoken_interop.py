@@ -736,6 +736,95 @@ def test_user_regex_that_can_match_empty_is_refused():
         bytepair.to_tiktoken(tok, force=True)
 
 
+# ---------------------------------------------------------------------------
+# Special tokens that overlap
+
+
+def _with_specials(specials: list[str]) -> Tokenizer:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # training stops early on this tiny corpus
+        return bytepair.train(
+            ["hello world <a> <b> abab a b aaa bbb wxyzw"] * 20,
+            300,
+            special_tokens=specials,
+            progress=False,
+        )
+
+
+def _outcome(encoder, text: str, allowed, disallowed) -> object:
+    try:
+        return encoder.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+    except ValueError:  # bytepair: DisallowedSpecialError; tiktoken: ValueError
+        return "raises"
+
+
+def _choices(specials: list[str]) -> list[tuple[object, object]]:
+    subsets = [set(), *({s} for s in specials), "all"]
+    return [(allowed, disallowed) for allowed in subsets for disallowed in ("all", ())]
+
+
+OVERLAP_TEXTS = ["<a><b>", "x<a><b>a>", "<a><a><b>", "<a>b<a><b><b>", "wxyzw", "xyz"]
+
+
+def test_special_prefixes():
+    specials = {"<a>": 0, "<a><b>": 1, "<a><b><c>": 2, "<b>": 3, "<ab>": 4}
+    assert tiktoken_format.special_prefixes(specials) == [
+        ("<a>", "<a><b>"),
+        ("<a>", "<a><b><c>"),
+        ("<a><b>", "<a><b><c>"),
+    ]
+    assert tiktoken_format.special_prefixes(dict.fromkeys(EXPORT_SPECIALS, 0)) == []
+
+
+@pytest.mark.parametrize("specials", [["<a>", "<a><b>"], ["<a><b>", "<a>"]])
+def test_specials_that_begin_one_another_are_refused_and_would_differ(specials, tmp_path):
+    tok = _with_specials(specials)
+    assert tok.encode("<a><b>", allowed_special="all") == [tok.special_tokens["<a><b>"]]
+    with pytest.raises(ValueError, match=r"'<a>' begins '<a><b>'"):
+        bytepair.to_tiktoken(tok)
+    with pytest.raises(ValueError, match=r"'<a>' begins '<a><b>'"):
+        bytepair.save_tiktoken(tok, tmp_path / "t.tiktoken")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.warns(UserWarning, match=r"'<a>' begins '<a><b>'.*ids will differ"):
+        args = tiktoken_format.encoding_args(tok, force=True)
+    # tiktoken ignores the order of its special_tokens: longest first or last, some
+    # choice of allowed specials still gives other ids than bytepair.
+    for order in (sorted(specials, key=len, reverse=True), sorted(specials, key=len)):
+        args["special_tokens"] = {text: tok.special_tokens[text] for text in order}
+        enc = tiktoken.Encoding(**args)
+        differ = [
+            (text, allowed, disallowed)
+            for text in OVERLAP_TEXTS
+            for allowed, disallowed in _choices(specials)
+            if _outcome(tok, text, allowed, disallowed) != _outcome(enc, text, allowed, disallowed)
+        ]
+        assert differ, order
+
+
+@pytest.mark.parametrize("specials", [["xy", "yz"], ["wxyzw", "y"], ["<a>", "<b>", "a><"]])
+def test_specials_that_overlap_without_a_common_start_export_exactly(specials):
+    tok = _with_specials(specials)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        enc = bytepair.to_tiktoken(tok)
+    for text in OVERLAP_TEXTS + ["".join(specials), "a".join(specials)]:
+        for allowed, disallowed in _choices(specials):
+            ours = _outcome(tok, text, allowed, disallowed)
+            assert ours == _outcome(enc, text, allowed, disallowed), (text, allowed, disallowed)
+
+
+def test_command_line_refuses_overlapping_specials(tmp_path, capsys):
+    from bytepair.cli import main
+
+    source = tmp_path / "tok.json"
+    _with_specials(["<a>", "<a><b>"]).save(source)
+    out = tmp_path / "tok.tiktoken"
+    assert main(["convert", str(source), str(out), "--to", "tiktoken"]) == 1
+    assert "'<a>' begins '<a><b>'" in capsys.readouterr().err and not out.exists()
+    assert main(["convert", str(source), str(out), "--to", "tiktoken", "--allow-inexact"]) == 0
+    assert "ids will differ" in capsys.readouterr().err and out.exists()
+
+
 def test_tiktoken_model_exports_its_own_ranks(tiktoken_dir):
     tok = bytepair.load_tiktoken(tiktoken_dir / "cl100k_base.tiktoken")
     enc = bytepair.to_tiktoken(tok, "cl100k_base")

@@ -21,6 +21,7 @@ import json
 import os
 import random
 import re
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ from .tokenizer import SpecialSet, _batch_surrogate_error, _checked_ids, _on_tex
 FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
 METASPACE = "\u2581"
 UNK_SURFACE = "\u2047"  # what <unk> decodes to in a bytepair-trained model
+# Texts on which tokenizers' reading of a converted .model often differs from sentencepiece.
+_CONVERSION_PROBES = (" ", "a  b ", "x\u3000 y", "e\u0301", "\ufb01")
 
 
 @dataclass(frozen=True)
@@ -477,8 +480,11 @@ class SentencePieceTokenizer:
         format: Literal["huggingface"] = "huggingface",
         overwrite: bool = False,
     ) -> None:
-        """Writes a HuggingFace ``tokenizer.json`` that ``tokenizers`` loads
-        with the same ids. An existing file is only replaced with ``overwrite=True``."""
+        """Writes a HuggingFace ``tokenizer.json``; an existing file is only
+        replaced with ``overwrite=True``. ``tokenizers`` loads it with the same
+        ids, except for a model read from a ``.model`` file: that is written
+        as transformers' converter writes it, with a warning, since
+        tokenizers' rules differ from sentencepiece's on some texts."""
         from .formats import hf_unigram
 
         if format != "huggingface":
@@ -494,10 +500,28 @@ class SentencePieceTokenizer:
         if self._flavor == "tokenizers":
             hf_unigram.save(self._model, path, self._extra)
         elif self._flavor == "sentencepiece":
-            hf_unigram.save(self._model, path, hf_unigram.default_pipeline(self._model))
+            pipeline = hf_unigram.default_pipeline(self._model)
+            warnings.warn(self._inexact_conversion(path, pipeline), UserWarning, stacklevel=2)
+            hf_unigram.save(self._model, path, pipeline)
         else:
             model, pipeline = _for_tokenizers(self._model)
             hf_unigram.save(model, path, pipeline)
+
+    def _inexact_conversion(self, path: Path, pipeline) -> str:
+        """The warning for a ``.model`` written as ``tokenizer.json``, with a
+        text on which the two libraries' rules give different ids, if one of
+        a few usual suspects does."""
+        written = SentencePieceTokenizer(self._model, flavor="tokenizers", extra=pipeline)
+        message = (
+            f"{path}: tokenizers' rules differ from sentencepiece's (whitespace is kept or "
+            "dropped differently, the charsmap applies per grapheme cluster), so this "
+            "tokenizer.json gives other ids than the .model file on some texts"
+        )
+        for text in _CONVERSION_PROBES:
+            ours, theirs = self.encode_ordinary(text), written.encode_ordinary(text)
+            if ours != theirs:
+                return f"{message}, e.g. {text!r}: sentencepiece {ours}, tokenizers {theirs}"
+        return message
 
     def __reduce__(self):
         return (_rebuild, (self._model, self._flavor, self._extra))

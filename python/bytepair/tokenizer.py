@@ -369,11 +369,23 @@ def load(path: Union[str, os.PathLike]):
         proto = sentencepiece_format.load_proto(path)
         model = sentencepiece_format.model_from_proto(proto, str(path))
         unk_surface = sentencepiece_format.unk_surface(proto)
-        return SentencePieceTokenizer(model, flavor="sentencepiece", extra=unk_surface)
+        try:
+            return SentencePieceTokenizer(model, flavor="sentencepiece", extra=unk_surface)
+        except ValueError as e:
+            # The core checks the charsmap's whole trie; its error does not know the file.
+            where = None
+            if str(e).startswith("corrupt precompiled charsmap"):
+                offset = proto.normalizer_spec.offsets[2]
+                where = f"byte {offset}, ModelProto.normalizer_spec.precompiled_charsmap"
+            raise FormatError(path, str(e), where) from None
     try:
         model = load_model(path)
     except UnigramFile as found:
-        return from_tokenizers_file(*hf_unigram.load(found.source))
+        found_model, pipeline = hf_unigram.load(found.source)
+        try:
+            return from_tokenizers_file(found_model, pipeline)
+        except ValueError as e:  # the core's checks (the charsmap's trie) do not know the file
+            raise FormatError(found.source, str(e)) from None
     try:
         return Tokenizer(model)
     except ValueError as e:

@@ -54,6 +54,8 @@ FORMAT_NAME = "SentencePiece .model"
 
 # A piece longer than this is not a subword; a file that says so is corrupt.
 MAX_PIECE_BYTES = 1 << 20
+# protobuf's own parsers stop at 100 nested messages or groups.
+MAX_GROUP_DEPTH = 100
 
 # Wire types of the protobuf encoding.
 VARINT = 0
@@ -240,17 +242,24 @@ class WireReader:
                 raise self.error(f"invalid wire type {wire_type}", offset, f"{path}.{number}")
 
     def skip_group(self, number: int, pos: int, end: int, path: str) -> int:
-        """The position after the group ``number`` whose start marker ends at ``pos``."""
-        start = pos
+        """The position after the group ``number`` whose start marker ends at ``pos``.
+
+        Iterative, with the open groups on a stack: a file of nested start
+        markers must not exhaust Python's recursion limit.
+        """
+        open_groups = [(number, pos, path)]  # (number, offset after its start marker, path)
         while pos < end:
             offset = pos
             key, pos = self.varint(pos, end, path)
             inner, wire_type = key >> 3, key & 7
             if wire_type == END_GROUP:
-                if inner != number:
-                    raise self.error(f"group {number} closed as group {inner}", offset, path)
-                return pos
-            if wire_type == VARINT:
+                expected, _, _ = open_groups.pop()
+                if inner != expected:
+                    raise self.error(f"group {expected} closed as group {inner}", offset, path)
+                if not open_groups:
+                    return pos
+                path = open_groups[-1][2]
+            elif wire_type == VARINT:
                 _, pos = self.varint(pos, end, path)
             elif wire_type == FIXED64:
                 pos += 8
@@ -260,11 +269,17 @@ class WireReader:
                 length, pos = self.varint(pos, end, path)
                 pos += length
             elif wire_type == START_GROUP:
-                pos = self.skip_group(inner, pos, end, f"{path}.{inner}")
+                if len(open_groups) >= MAX_GROUP_DEPTH:
+                    raise self.error(
+                        f"groups nested more than {MAX_GROUP_DEPTH} deep (corrupt file)",
+                        offset,
+                        open_groups[0][2],
+                    )
+                path = f"{path}.{inner}"
+                open_groups.append((inner, pos, path))
             else:
                 raise self.error(f"invalid wire type {wire_type}", offset, path)
-            if pos > end:
-                break
+        _, start, path = open_groups[-1]
         raise self.error("the file ends inside a group (truncated file)", start, path)
 
 
@@ -588,6 +603,7 @@ def _read_bytes(path: PathLike) -> bytes:
 
 
 __all__ = [
+    "MAX_GROUP_DEPTH",
     "MAX_PIECE_BYTES",
     "ModelProto",
     "NormalizerSpecProto",

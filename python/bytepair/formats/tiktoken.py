@@ -74,6 +74,16 @@ ids; E1/E2 are checked with the merge that applies. Tokenizers trained by
 bytepair always satisfy E1 and E2: a merge is made from a pair adjacent in
 the corpus, which by (a) ML reaches on the merged bytes; ids follow merges.
 
+Special tokens: bytepair cuts out the special that starts first, then the
+longest. tiktoken joins its specials into one regex alternation, which takes
+the first alternative listed that matches, in the order of a Rust hash map
+(not the order of the ``special_tokens`` dict, so no ordering of ours can make
+it the longest); and where the special it finds is not allowed it searches
+again one character later, missing an allowed special that starts at the
+same place. Both only matter where two specials match at the same place, that
+is when one is a prefix of the other (``<a>`` and ``<a><b>``): such specials
+are refused by :func:`export_ranks`.
+
 The pre-tokenizer is exported as tiktoken's ``pat_str``; bytepair's rule keeps
 the text between matches as a piece while tiktoken drops it, so a user regex P
 is written as ``(?:P)|(?:(?!(?:P))[\\s\\S])+`` (a run of characters where P
@@ -480,12 +490,27 @@ def exactness_problems(model: BPEModel) -> list[str]:
     return problems
 
 
+def special_prefixes(special_tokens: Mapping[str, int]) -> list[tuple[str, str]]:
+    """The pairs (shorter, longer) of special tokens where one begins the other
+    (see the module docstring: tiktoken cannot reproduce them)."""
+    texts = sorted(special_tokens)
+    pairs = []
+    for i, short in enumerate(texts):
+        # In sorted order, the texts that begin with ``short`` come right after it.
+        j = i + 1
+        while j < len(texts) and texts[j].startswith(short):
+            pairs.append((short, texts[j]))
+            j += 1
+    return pairs
+
+
 def export_ranks(model: BPEModel, *, force: bool = False) -> dict[bytes, int]:
     """tiktoken's mergeable ranks for ``model``: each non-special token's id.
 
     ValueError naming the tokens when tiktoken's rule would encode differently
-    from the model's merge list (see the module docstring); with ``force``,
-    the ranks anyway, with a warning.
+    from the model's merge list, or when tiktoken would cut special tokens out
+    of text differently (see the module docstring); with ``force``, the ranks
+    anyway, with a warning.
     """
     problems = exactness_problems(model)
     stripping = sorted(text for text, strip in model.special_token_strip.items() if any(strip))
@@ -493,6 +518,15 @@ def export_ranks(model: BPEModel, *, force: bool = False) -> dict[bytes, int]:
         problems.append(
             f"the special tokens {stripping!r} swallow the whitespace beside them "
             "(lstrip/rstrip), which tiktoken has no way to do"
+        )
+    prefixes = special_prefixes(model.special_tokens)
+    if prefixes:
+        shown = ", ".join(f"{short!r} begins {long!r}" for short, long in prefixes[:SHOWN])
+        more = f" and {len(prefixes) - SHOWN} more" if len(prefixes) > SHOWN else ""
+        problems.append(
+            f"special tokens overlap ({shown}{more}): where both match, bytepair takes the "
+            "longest, tiktoken the one its hash map lists first, and it skips an allowed "
+            "special that starts where a disallowed one does"
         )
     if problems:
         message = "tiktoken cannot reproduce this tokenizer exactly: " + "; ".join(problems)
@@ -698,6 +732,7 @@ __all__ = [
     "read_sidecar",
     "save_tiktoken",
     "sidecar_path",
+    "special_prefixes",
     "tiktoken_pattern",
     "to_tiktoken",
     "write_ranks",
