@@ -322,10 +322,10 @@ def _check_replaceable(out: Path, existing: list[Path]) -> None:
         if not (out / name).exists():
             continue
         try:
-            ours = json.loads((out / name).read_text(encoding="utf-8")).get("format") == FORMAT
-        except (OSError, ValueError, AttributeError):
-            ours = False
-        if not ours:
+            document = _read_json(out / name)
+        except FormatError:
+            document = None
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
             raise FormatError(
                 out / name, f"not the {name} of a {FORMAT}: not a dataset, nothing replaced"
             )
