@@ -3,6 +3,8 @@ decodes back to the text, is reproducible for a seed, and really varies."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -88,9 +90,22 @@ def test_bad_arguments_are_named(tokenizer, kwargs, error, message):
         tokenizer.encode("hello", **kwargs)
 
 
-def test_numpy_forms_refuse_dropout_rather_than_ignore_it(tokenizer):
-    # README: the numpy forms take no dropout (the core's buffer calls have none).
-    with pytest.raises(TypeError, match="dropout"):
-        tokenizer.encode_to_numpy("hello", dropout=0.1, seed=1)
-    with pytest.raises(TypeError, match="dropout"):
-        tokenizer.encode_batch_to_numpy(["hello"], dropout=0.1, seed=1)
+def test_numpy_forms_give_the_ids_of_the_list_forms(tokenizer):
+    texts = ["the lowest newer <|end|> tokens", "", "wider widest hello"] * 200
+    for seed in (1, 2, 3):
+        one = tokenizer.encode_to_numpy(texts[0], allowed_special="all", dropout=0.3, seed=seed)
+        listed = tokenizer.encode(texts[0], allowed_special="all", dropout=0.3, seed=seed)
+        assert one.tolist() == listed
+        ids, offsets = tokenizer.encode_batch_to_numpy(
+            texts, disallowed_special=(), dropout=0.3, seed=seed
+        )
+        lists = tokenizer.encode_batch(texts, disallowed_special=(), dropout=0.3, seed=seed)
+        assert ids.tolist() == [i for one in lists for i in one]
+        assert offsets.tolist() == [0, *itertools.accumulate(map(len, lists))]
+    # It really drops merges: some text comes out in more pieces than without dropout.
+    plain = tokenizer.encode_batch_to_numpy(texts, disallowed_special=())[0]
+    assert len(
+        tokenizer.encode_batch_to_numpy(texts, dropout=0.3, seed=1, disallowed_special=())[0]
+    ) > len(plain)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        tokenizer.encode_batch_to_numpy(texts, dropout=2.0)

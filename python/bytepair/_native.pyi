@@ -28,7 +28,11 @@ class CoreBPE:
         dropout: Optional[tuple[float, int]] = None,
     ) -> list[int]: ...
     def encode_to_buffer(
-        self, text: str, allowed: list[int], disallowed: list[int]
+        self,
+        text: str,
+        allowed: list[int],
+        disallowed: list[int],
+        dropout: Optional[tuple[float, int]] = None,
     ) -> bytearray: ...
     def encode_batch(
         self,
@@ -38,7 +42,11 @@ class CoreBPE:
         dropout: Optional[tuple[float, int]] = None,
     ) -> list[list[int]]: ...
     def encode_batch_to_buffers(
-        self, texts: list[str], allowed: list[int], disallowed: list[int]
+        self,
+        texts: list[str],
+        allowed: list[int],
+        disallowed: list[int],
+        dropout: Optional[tuple[float, int]] = None,
     ) -> tuple[bytearray, bytearray]: ...
     def pretokenize(self, text: str) -> list[str]: ...
     def decode_bytes(self, ids: list[int]) -> bytes: ...

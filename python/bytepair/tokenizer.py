@@ -211,12 +211,16 @@ class Tokenizer:
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
     ):
         """Like :meth:`encode`, as a ``numpy.uint32`` array (no Python int per token)."""
         import numpy as np
 
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
-        buffer = _on_text(self._core.encode_to_buffer, text, allowed, disallowed)
+        buffer = _on_text(
+            self._core.encode_to_buffer, text, allowed, disallowed, _dropout(dropout, seed)
+        )
         return np.frombuffer(buffer, dtype=np.uint32)
 
     def encode_batch_to_numpy(
@@ -225,6 +229,8 @@ class Tokenizer:
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
     ):
         """Encodes many texts in parallel into one flat ``numpy.uint32`` array
         plus ``int64`` offsets: text ``i`` is ``ids[offsets[i]:offsets[i + 1]]``."""
@@ -232,8 +238,9 @@ class Tokenizer:
 
         texts = self._checked_batch(texts)
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        chosen = _dropout(dropout, seed)
         try:
-            ids, offsets = self._core.encode_batch_to_buffers(texts, allowed, disallowed)
+            ids, offsets = self._core.encode_batch_to_buffers(texts, allowed, disallowed, chosen)
         except UnicodeEncodeError as e:
             raise _batch_surrogate_error(e, texts) from None
         return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)

@@ -450,14 +450,16 @@ impl CoreBPE {
     }
 
     /// Like `encode`, as native-endian u32 in a bytearray (for numpy, no boxing).
+    #[pyo3(signature = (text, allowed, disallowed, dropout=None))]
     fn encode_to_buffer<'py>(
         &self,
         py: Python<'py>,
         text: &str,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
+        dropout: Option<(f64, u64)>,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        let ids = self.ids(py, text, allowed, disallowed, None)?;
+        let ids = self.ids(py, text, allowed, disallowed, dropout)?;
         u32_buffer(py, ids.iter().copied(), ids.len())
     }
 
@@ -494,16 +496,18 @@ impl CoreBPE {
 
     /// Like `encode_batch`, as (all ids as u32, offsets as u64: text i is
     /// ids[offsets[i]:offsets[i+1]]), both in bytearrays.
+    #[pyo3(signature = (texts, allowed, disallowed, dropout=None))]
     fn encode_batch_to_buffers<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
         allowed: Vec<usize>,
         disallowed: Vec<usize>,
+        dropout: Option<(f64, u64)>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         let mut offsets = Vec::with_capacity(texts.len() + 1);
         offsets.push(0u64);
-        let ids = if pipelines(&texts) {
+        let ids = if dropout.is_none() && pipelines(&texts) {
             // The groups come in any order: each is kept as one run of ids
             // (with its first text's index), put in order at the end.
             let mut runs = Vec::new();
@@ -523,7 +527,7 @@ impl CoreBPE {
                 total,
             )?
         } else {
-            let batch = self.batch_ids(py, &texts, allowed, disallowed, None)?;
+            let batch = self.batch_ids(py, &texts, allowed, disallowed, dropout)?;
             for ids in &batch {
                 offsets.push(offsets[offsets.len() - 1] + ids.len() as u64);
             }
