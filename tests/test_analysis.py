@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -74,6 +75,50 @@ def test_analyze_command(tmp_path, capsys, tok):
     assert "--train" in capsys.readouterr().err
     assert main(["analyze", "--text", str(held), "--train", str(train), "--sweep", "2q"]) == 1
     assert "not a size" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "what"), [("", "is empty (no bytes)"), (" \n\t\n", "has no words")]
+)
+def test_nothing_to_measure_is_an_error(tok, text, what):
+    # Every ratio would be 0 / 0: an error, not a row of zeros.
+    for call in (
+        lambda: analysis.measure(tok, text),
+        lambda: analysis.word_oov(TRAIN, text),
+        lambda: analysis.sweep(TRAIN, text, [258]),
+    ):
+        with pytest.raises(ValueError, match=f"the held-out text {re.escape(what)}"):
+            call()
+    for call in (
+        lambda: analysis.word_oov(text, HELDOUT),
+        lambda: analysis.sweep(text, HELDOUT, [258]),  # refused before any training
+    ):
+        with pytest.raises(ValueError, match=f"the training text {re.escape(what)}"):
+            call()
+
+
+def test_analyze_refuses_empty_texts(tmp_path, capsys, tok):
+    train, held, model = tmp_path / "train.txt", tmp_path / "held.txt", tmp_path / "t.json"
+    empty, blank = tmp_path / "empty.txt", tmp_path / "blank.txt"
+    train.write_text(TRAIN, encoding="utf-8")
+    held.write_text(HELDOUT, encoding="utf-8")
+    empty.write_bytes(b"")
+    blank.write_text(" \n\n", encoding="utf-8")
+    tok.save(model)
+    for args, message in [
+        ([str(model), "--text", str(empty)], "the held-out text is empty (no bytes)"),
+        ([str(model), "--text", str(blank)], "the held-out text has no words"),
+        ([str(model), "--text", str(held), "--train", str(empty)], "the training text is empty"),
+        (["--text", str(empty), "--train", str(train), "--sweep", "260"], "held-out text is empty"),
+        (
+            ["--text", str(held), "--train", str(blank), "--sweep", "260"],
+            "training text has no words",
+        ),
+    ]:
+        assert main(["analyze", *args]) == 1, args
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.startswith("bytepair: error: ") and message in captured.err, args
 
 
 def test_analyze_plot(tmp_path, capsys):

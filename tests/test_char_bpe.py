@@ -3,14 +3,18 @@ reference (both tie rules) and subword-nmt (its rule), codes files round trip.""
 
 from __future__ import annotations
 
+import codecs
 import io
+import random
 import warnings
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bytepair.char_bpe import CharBPE, train_char_bpe
+import bytepair
+from bytepair.char_bpe import CharBPE, train_char_bpe, word_counts
 from bytepair.errors import FormatError
 from bytepair.reference import charbpe as reference
 
@@ -54,6 +58,47 @@ def test_equals_subword_nmt_on_real_text(shared_data, tmp_path):
         ours.save_codes(path)
         assert path.read_text(encoding="utf-8") == codes.getvalue()
         assert CharBPE.load_codes(path).merges == ours.merges
+
+
+# Every line boundary of str.splitlines(), "\r\n" as one.
+LINE_ENDS = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+def test_lines_end_where_subword_nmt_ends_them():
+    # codecs.open's lines: a line keeps its ending, strip("\r\n ") drops \r and \n only.
+    assert dict(word_counts(["a b\x0cc d\u2028 e\r f\r\ng\x85"])) == {
+        "a": 1,
+        "b\x0c": 1,
+        "c": 1,
+        "d\u2028": 1,
+        "e": 1,
+        "f": 1,
+        "g\x85": 1,
+    }
+
+
+def test_line_ends_equal_subword_nmt_cli(tmp_path):
+    """Files as `subword-nmt learn-bpe -i FILE` reads them (codecs.open), with
+    every line ending of str.splitlines() between the words of real text."""
+    learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
+    text = (Path(bytepair.__file__).parent / "data" / "botchan.txt").read_text(encoding="utf-8")
+    rng = random.Random(7)
+    parts = []
+    for word in text[:60_000].split(" "):
+        parts += [word, rng.choice(LINE_ENDS) if rng.random() < 0.2 else " "]
+    path = tmp_path / "mixed.txt"
+    path.write_text("".join(parts), encoding="utf-8", newline="")
+    with codecs.open(str(path), encoding="utf-8") as infile:  # as its CLI opens -i FILE
+        vocabulary = learn_bpe.get_vocabulary(infile)
+    assert word_counts([path.read_text(encoding="utf-8")]) == vocabulary
+    for end in LINE_ENDS[3:]:  # kept at the end of a word, as it ends a line
+        assert any(word.endswith(end) for word in vocabulary), repr(end)
+    codes = io.StringIO()
+    with codecs.open(str(path), encoding="utf-8") as infile:
+        learn_bpe.learn_bpe(infile, codes, 300, min_frequency=2)
+    theirs = [tuple(line.split(" ")) for line in codes.getvalue().split("\n")[1:] if line]
+    ours = trained(path, num_merges=300, min_frequency=2, tie_rule="subword-nmt")
+    assert ours.merges == theirs
 
 
 def test_words_marker_and_errors(tmp_path):

@@ -33,6 +33,26 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def _check_heldout(text: str) -> list[str]:
+    """The words of the held-out text; a ValueError when there is nothing to
+    measure (every ratio would be 0 / 0)."""
+    if not text:
+        raise ValueError("the held-out text is empty (no bytes): nothing to measure")
+    found = words(text)
+    if not found:
+        raise ValueError("the held-out text has no words (only whitespace): nothing to measure")
+    return found
+
+
+def _check_training(text: str) -> list[str]:
+    """The words of the training text; a ValueError when it has none."""
+    found = words(text)
+    if not found:
+        what = "is empty (no bytes)" if not text else "has no words (only whitespace)"
+        raise ValueError(f"the training text {what}: nothing to learn a vocabulary from")
+    return found
+
+
 @dataclass(frozen=True)
 class Metrics:
     """What :func:`measure` finds for one tokenizer on one text."""
@@ -72,10 +92,12 @@ def _unknown_ids(tokenizer) -> set[int]:
 
 
 def measure(tokenizer, text: str, name: str = "", alpha: float = 2.5) -> Metrics:
-    """The metrics of ``tokenizer`` on ``text`` (special-token text is plain text)."""
+    """The metrics of ``tokenizer`` on ``text`` (special-token text is plain
+    text); a ValueError when ``text`` is empty or has no words."""
+    n_words = len(_check_heldout(text))
     ids = tokenizer.encode_ordinary(text)
     counts = Counter(ids)
-    n_bytes, n_words, n_tokens = len(text.encode("utf-8")), len(words(text)), len(ids)
+    n_bytes, n_tokens = len(text.encode("utf-8")), len(ids)
     unknown = _unknown_ids(tokenizer)
     return Metrics(
         name=name,
@@ -103,15 +125,16 @@ class OOV:
 
 def word_oov(train_text: str, heldout_text: str, size: Optional[int] = None) -> OOV:
     """OOV rate of a word-level vocabulary of the ``size`` most frequent
-    training words (all of them when None) on the held-out text."""
-    ranked = Counter(words(train_text)).most_common(size)
+    training words (all of them when None) on the held-out text; a
+    ValueError when either text has no words."""
+    ranked = Counter(_check_training(train_text)).most_common(size)
     vocab = {w for w, _ in ranked}
-    held = words(heldout_text)
+    held = _check_heldout(heldout_text)
     distinct = set(held)
     return OOV(
         size=len(vocab),
-        word_oov_rate=sum(w not in vocab for w in held) / len(held) if held else 0.0,
-        word_type_oov_rate=len(distinct - vocab) / len(distinct) if distinct else 0.0,
+        word_oov_rate=sum(w not in vocab for w in held) / len(held),
+        word_type_oov_rate=len(distinct - vocab) / len(distinct),
     )
 
 
@@ -131,7 +154,10 @@ class SweepRow:
 def sweep(
     train_text: str, heldout_text: str, vocab_sizes: Sequence[int], **train_options
 ) -> list[SweepRow]:
-    """Train at each vocabulary size on ``train_text`` and measure on ``heldout_text``."""
+    """Train at each vocabulary size on ``train_text`` and measure on
+    ``heldout_text``; a ValueError, before any training, when either has no words."""
+    _check_training(train_text)
+    _check_heldout(heldout_text)
     import time
     import warnings
 

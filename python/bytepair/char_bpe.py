@@ -1,8 +1,9 @@
 """Classic character-level BPE (Sennrich, Haddow and Birch 2016; subword-nmt).
 
 Words are the space-separated runs of a line (as subword-nmt's
-``learn_bpe``: each line stripped of ``\\r\\n`` and spaces, then split on
-``" "``), counted. A word is a sequence of characters whose last character
+``learn-bpe``: lines end where ``str.splitlines()`` ends them, as ``codecs.open``
+reads them, and each line, its ending kept, is stripped of ``\\r``, ``\\n`` and
+spaces, then split on ``" "``), counted. A word is a sequence of characters whose last character
 carries the end-of-word marker (``"low"`` -> ``l``, ``o``, ``w</w>``). Training
 is the core's exact trainer over that alphabet (SPEC §1: the highest count
 wins; ties to the smallest ``(left, right)`` text by default, or to the largest
@@ -33,10 +34,15 @@ TIE_RULES = ("smallest", "subword-nmt")
 
 
 def word_counts(texts: Iterable[str]) -> Counter:
-    """subword-nmt's vocabulary: the non-empty space-separated words of every line."""
+    """subword-nmt's vocabulary: the non-empty space-separated words of every
+    line, lines as ``subword-nmt learn-bpe`` reads them from a file."""
     counts: Counter = Counter()
     for text in texts:
-        for line in text.split("\n"):
+        # subword-nmt's CLI reads with codecs.open, whose lines end where
+        # str.splitlines() ends them (also \r, \v, \f, \x1c-\x1e, \x85,
+        # \u2028, \u2029); a line keeps its ending, of which strip('\r\n ')
+        # drops only \r and \n: "a\x0cb" has the words "a\x0c" and "b".
+        for line in text.splitlines(keepends=True):
             for word in line.strip("\r\n ").split(" "):
                 if word:
                     counts[word] += 1
