@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -596,3 +597,155 @@ def test_closed_pipe_ends_quietly(tokenizer_file):
 )
 def test_tokens_are_shown_readably(token, shown):
     assert readable(token) == shown
+
+
+# ---- Checks before training, output encoding, convert's refusals ----
+
+# Patterns bytepair trains with but tokenizers' regex engine would read otherwise.
+UNWRITABLE_REGEXES = [r"(?i)[a-z]+|\s+|.", r"(?<=a+)b|.", r"[[:alpha:]]+|.", r"\p{Greek}+|."]
+
+
+@pytest.fixture
+def unwritable_checkpoint_and_counts(tmp_path) -> tuple[Path, Path]:
+    """A finished run's checkpoint and a count directory, cut by a regex that
+    tokenizer.json cannot record."""
+    import regex
+
+    from bytepair.counts import count_to_shards
+
+    pattern = regex.compile(UNWRITABLE_REGEXES[0])
+    checkpoint = tmp_path / "odd.bpck"
+    bytepair.train(CORPUS, 262, pretokenizer=pattern, checkpoint=checkpoint, progress=False)
+    return checkpoint, count_to_shards([CORPUS], tmp_path / "odd-counts", pretokenizer=pattern)
+
+
+def test_train_refuses_a_pretokenizer_the_output_cannot_record_before_training(
+    tmp_path, corpus_file, capsys, unwritable_checkpoint_and_counts, no_training
+):
+    out = tmp_path / "new" / "t.json"
+    train = ("train", corpus_file, "-o", out, "--vocab-size", 300)
+    # The unigram writer records the metaspace pre-tokenizer only.
+    code = run(*train, "--model", "unigram", "--pretokenizer", "whitespace")
+    assert_user_error(capsys, code, "--pretokenizer whitespace", "metaspace", "unigram")
+    code = run(*train, "--model", "unigram", "--pretokenizer-regex", r"\w+|\W+")
+    assert_user_error(capsys, code, "--pretokenizer-regex", "metaspace")
+    for pattern in UNWRITABLE_REGEXES:
+        code = run(*train, "--pretokenizer-regex", pattern)
+        err = assert_user_error(capsys, code, "--pretokenizer-regex", "tokenizer.json")
+        assert repr(pattern) in err
+    checkpoint, counts = unwritable_checkpoint_and_counts
+    code = run("train", "--resume", checkpoint, "-o", out, "--vocab-size", 300)
+    assert_user_error(capsys, code, "the checkpoint's pre-tokenizer", "tokenizer.json")
+    code = run("train", "--from-counts", counts, "-o", out, "--vocab-size", 300)
+    assert_user_error(capsys, code, "the counts' pre-tokenizer", "tokenizer.json")
+    assert not (tmp_path / "new").exists()
+
+
+def test_output_is_utf8_whatever_the_stdout_encoding(tokenizer_file):
+    text = "naïve café, 東京 👋🏽\n"
+    ids = bytepair.load(tokenizer_file).encode(text)
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1"}
+    command = [sys.executable, "-m", "bytepair"]
+    model = ("-t", str(tokenizer_file))
+    result = subprocess.run(
+        [*command, "decode", *model, *map(str, ids)], capture_output=True, env=env, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == text.encode("utf-8")
+    result = subprocess.run(
+        [*command, "inspect", str(tokenizer_file)], capture_output=True, env=env, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert "' 東京'".encode() in result.stdout  # among the longest tokens
+
+
+def test_convert_to_tiktoken_needs_the_tiktoken_suffix(tmp_path, tokenizer_file, capsys):
+    out = tmp_path / "out"
+    code = run("convert", tokenizer_file, out, "--to", "tiktoken")
+    assert_user_error(capsys, code, f"give {out}.tiktoken")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_convert_refuses_a_sentencepiece_bpe_model_for_every_format(tmp_path, shared_data, capsys):
+    model = shared_data / "models" / "sentencepiece" / "llama2_tokenizer.model"
+    if not model.is_file():
+        pytest.skip(f"{model} not found")
+    for to, out in [("tiktoken", "x.tiktoken"), ("huggingface", "hf"), ("gpt2", "gpt2")]:
+        code = run("convert", model, tmp_path / out, "--to", to)
+        err = assert_user_error(
+            capsys, code, "SentencePiece BPE", "cannot convert it to any format"
+        )
+        assert "huggingface only" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_convert_names_the_flag_and_leaves_no_directory_when_refused(
+    tmp_path, tokenizer_file, capsys, monkeypatch
+):
+    tokens = tuple(bytes([b]) for b in range(256)) + (b"ab", b"bc", b"abc")
+    merges = ((97, 98), (98, 99), (97, 257))
+    source = tmp_path / "odd.json"
+    pretokenizer = bytepair.Pretokenizer("none", None)
+    bytepair.Tokenizer(bytepair.BPEModel(tokens, merges, {}, pretokenizer)).save(source)
+    code = run("convert", source, tmp_path / "new" / "odd.tiktoken", "--to", "tiktoken")
+    err = assert_user_error(capsys, code, "Pass --allow-inexact to write it anyway")
+    assert "force=True" not in err
+    assert not (tmp_path / "new").exists()
+    code = run(
+        "convert", source, tmp_path / "ok" / "odd.tiktoken", "--to", "tiktoken", "--allow-inexact"
+    )
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "(--allow-inexact)" in err and "force=True" not in err
+
+    def failing_save(self, *args, **kwargs):
+        raise ValueError("cannot save this one")
+
+    monkeypatch.setattr(bytepair.Tokenizer, "save", failing_save)
+    for to, out in [
+        ("gpt2", tmp_path / "new" / "deeper" / "gpt2"),
+        ("huggingface", tmp_path / "new" / "t.json"),
+    ]:
+        code = run("convert", tokenizer_file, out, "--to", to)
+        assert_user_error(capsys, code, "cannot save this one")
+        assert not (tmp_path / "new").exists()
+
+
+def test_encode_nbest_json_is_one_json_list(tmp_path, capsys):
+    path = tmp_path / "uni.json"
+    with pytest.warns(UserWarning):  # the small corpus stops the EM early
+        unigram = bytepair.train(CORPUS, 80, model="unigram", progress=False)
+    unigram.save(path)
+    assert run("encode", "-m", path, "--nbest", 3, "--json", "the cat") == 0
+    best = json.loads(capsys.readouterr().out)
+    assert best == [
+        {"logprob": score, "ids": ids} for ids, score in unigram.encode_nbest("the cat", 3)
+    ]
+    assert run("encode", "-m", path, "--nbest", 3, "the cat") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[1] for line in lines] == [" ".join(map(str, b["ids"])) for b in best]
+
+
+def test_warnings_are_one_bytepair_line_for_every_command(tokenizer_file, monkeypatch, capsys):
+    import warnings
+
+    real_load = cli._load
+
+    def warning_load(spec):
+        warnings.warn("this file is odd", UserWarning, stacklevel=2)
+        return real_load(spec)
+
+    monkeypatch.setattr(cli, "_load", warning_load)
+    for command in (("inspect", tokenizer_file), ("encode", "-m", tokenizer_file, "the cat")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            assert run(*command) == 0
+        err = capsys.readouterr().err
+        assert err == "bytepair: warning: this file is odd\n", err
+
+
+def test_inspect_and_convert_help_name_model_files(capsys):
+    for command in ("inspect", "convert"):
+        with pytest.raises(SystemExit):
+            run(command, "--help")
+        assert ".model file" in " ".join(capsys.readouterr().out.split())

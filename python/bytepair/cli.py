@@ -85,7 +85,15 @@ def _read_stdin_text(what: str) -> str:
 
 
 def _write_text(text: str) -> None:
-    sys.stdout.write(text)
+    """``text`` on stdout as UTF-8, whatever encoding the stream was set up with
+    (PYTHONIOENCODING, the locale); a text-only stdout gets it as text."""
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # a replaced text stream (tests, embedding)
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()  # whatever text went before must come out first
+    binary.write(text.encode("utf-8"))
+    binary.flush()
 
 
 def _write_bytes(data: bytes) -> None:
@@ -265,6 +273,16 @@ def _check_train_options(args: argparse.Namespace) -> None:
         given = _given(args, ("min_frequency", "max_token_length", "checkpoint"))
         if given:
             raise CommandError(f"{', '.join(given)}: byte-level BPE only, not --model unigram")
+        if args.pretokenizer_regex is not None or args.pretokenizer not in (None, "metaspace"):
+            option = (
+                f"--pretokenizer-regex {args.pretokenizer_regex!r}"
+                if args.pretokenizer_regex is not None
+                else f"--pretokenizer {args.pretokenizer}"
+            )
+            raise CommandError(
+                f"{option}: a unigram model saves as tokenizer.json only with the metaspace "
+                "pre-tokenizer (its default); drop the option"
+            )
         return
     unigram_options = _given(args, UNIGRAM_OPTIONS)
     if unigram_options:
@@ -282,6 +300,20 @@ def _check_gpt2_format(args: argparse.Namespace, kind: str, whose: str) -> None:
             f"merges.txt always apply GPT-2's pattern), and {whose} is {kind}: use "
             "--format huggingface"
         )
+
+
+def _check_huggingface_format(args: argparse.Namespace, pretokenizer: object, whose: str) -> None:
+    """Refuse, before training, a pre-tokenizer the tokenizer.json writer cannot
+    record (a regex tokenizers' engine would read otherwise)."""
+    if args.format != "huggingface":
+        return
+    from .formats.huggingface import _pretokenizer_to_json
+    from .pretokenizers import resolve
+
+    try:
+        _pretokenizer_to_json(resolve("gpt2" if pretokenizer is None else pretokenizer))
+    except ValueError as e:
+        raise CommandError(f"{whose}: {e}") from None
 
 
 def _check_checkpoint(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> None:
@@ -322,6 +354,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.from_counts:
         return _train_from_counts(args, save_path, targets)
     pretokenizer = _pretokenizer(args)
+    if args.model == "bpe":
+        whose = "--pretokenizer-regex" if args.pretokenizer_regex is not None else "--pretokenizer"
+        _check_huggingface_format(args, pretokenizer, whose)
     if args.stream:
         from .sources import read_documents
 
@@ -419,9 +454,9 @@ def _resume(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> i
     path = Path(args.resume)
     if not path.is_file():
         raise CommandError(f"{path}: no such checkpoint file")
-    _check_gpt2_format(
-        args, read_checkpoint(path).pretokenizer.kind, "the checkpoint's pre-tokenizer"
-    )
+    pretokenizer = read_checkpoint(path).pretokenizer
+    _check_gpt2_format(args, pretokenizer.kind, "the checkpoint's pre-tokenizer")
+    _check_huggingface_format(args, pretokenizer, "the checkpoint's pre-tokenizer")
     with warnings.catch_warnings(), _resumable(args.resume, args.output):
         warnings.simplefilter("ignore")
         tokenizer = resume_training(
@@ -433,12 +468,14 @@ def _resume(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> i
     return 0
 
 
-def _save_trained(tokenizer, save_path: Path, args: argparse.Namespace) -> None:
-    directory = save_path if args.format == "gpt2" else save_path.parent
+@contextlib.contextmanager
+def _made_directory(directory: Path) -> Iterator[None]:
+    """Makes ``directory`` (and missing parents) for the writing in the block;
+    when the block fails, removes again those it made that stayed empty."""
     made = [d for d in [directory, *directory.parents] if not d.exists()]
     directory.mkdir(parents=True, exist_ok=True)
     try:
-        tokenizer.save(save_path, format=args.format, overwrite=args.force)
+        yield
     except BaseException:
         for d in made:  # deepest first; rmdir only removes what stayed empty
             with contextlib.suppress(OSError):
@@ -446,10 +483,19 @@ def _save_trained(tokenizer, save_path: Path, args: argparse.Namespace) -> None:
         raise
 
 
+def _save_trained(tokenizer, save_path: Path, args: argparse.Namespace) -> None:
+    directory = save_path if args.format == "gpt2" else save_path.parent
+    with _made_directory(directory):
+        tokenizer.save(save_path, format=args.format, overwrite=args.force)
+
+
 def _train_from_counts(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> int:
     from .counts import read_settings, train_from_counts
+    from .pretokenizers import Pretokenizer
 
-    _check_gpt2_format(args, read_settings(args.from_counts)[0], "the counts' pre-tokenizer")
+    kind, pattern, _ = read_settings(args.from_counts)
+    _check_gpt2_format(args, kind, "the counts' pre-tokenizer")
+    _check_huggingface_format(args, Pretokenizer(kind, pattern), "the counts' pre-tokenizer")
     with warnings.catch_warnings(), _resumable(args.checkpoint, args.output):
         warnings.simplefilter("ignore")
         tokenizer = train_from_counts(
@@ -603,11 +649,15 @@ def _encode_unigram(tokenizer, text: str, args: argparse.Namespace) -> int:
     disallowed = () if args.ordinary else "all"
     try:
         if args.nbest is not None:
-            for ids, score in tokenizer.encode_nbest(
+            best = tokenizer.encode_nbest(
                 text, args.nbest, allowed_special=allowed, disallowed_special=disallowed
-            ):
-                listed = json.dumps(ids) if args.json else " ".join(map(str, ids))
-                _write_text(f"{score:.6f}\t{listed}\n")
+            )
+            if args.json:
+                listed = [{"logprob": score, "ids": ids} for ids, score in best]
+                _write_text(json.dumps(listed) + "\n")
+                return 0
+            for ids, score in best:
+                _write_text(f"{score:.6f}\t{' '.join(map(str, ids))}\n")
             return 0
         ids = tokenizer.encode_sample(
             text,
@@ -999,6 +1049,11 @@ def _convert_targets(output: str, to: str) -> tuple[Path, list[Path]]:
                 f"{output} is a directory; --to tiktoken writes a file (NAME.tiktoken, "
                 "plus NAME.tiktoken.json with the pattern and special tokens)"
             )
+        if not path.name.endswith(".tiktoken"):
+            raise CommandError(
+                f"{output}: --to tiktoken writes a file whose name ends in .tiktoken (bytepair "
+                f"reads a file as tiktoken's by that name): give {output}.tiktoken"
+            )
         return path, [path, sidecar_path(path)]
     return _train_targets(output, to)
 
@@ -1012,34 +1067,49 @@ def cmd_convert(args: argparse.Namespace) -> int:
         verb = "exists" if len(existing) == 1 else "exist"
         raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
     tokenizer = _load(args.input)
-    if not isinstance(tokenizer, Tokenizer) and args.to != "huggingface":
-        raise CommandError(
-            f"{args.input} is a {tokenizer.model.algorithm} SentencePiece-style model; "
-            "it converts to --to huggingface only (tokenizer.json)"
-        )
+    if not isinstance(tokenizer, Tokenizer):
+        algorithm = tokenizer.model.algorithm
+        if algorithm != "unigram":
+            raise CommandError(
+                f"{args.input} is a SentencePiece {algorithm.upper()} model (it merges pieces by their "
+                "scores, not by a merge list of bytes): bytepair cannot convert it to any format "
+                "(it writes SentencePiece-style models only as a unigram tokenizer.json)"
+            )
+        if args.to != "huggingface":
+            raise CommandError(
+                f"{args.input} is a unigram SentencePiece-style model; "
+                "it converts to --to huggingface only (tokenizer.json)"
+            )
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if args.to == "tiktoken":
             from .formats.tiktoken import save_tiktoken
 
-            save_path.parent.mkdir(parents=True, exist_ok=True)
-            save_tiktoken(tokenizer, save_path, force=args.allow_inexact, overwrite=True)
+            with _made_directory(save_path.parent):
+                try:
+                    save_tiktoken(tokenizer, save_path, force=args.allow_inexact, overwrite=True)
+                except ValueError as e:  # the library's hint names its argument, not the flag
+                    raise CommandError(_cli_force_hint(str(e))) from None
         else:
             if isinstance(tokenizer, Tokenizer) and tokenizer.model.merges is None:
                 # tiktoken's rule as a merge list, checked to give the same ids.
                 from .formats.tiktoken import merge_list_model
 
                 tokenizer = Tokenizer(merge_list_model(tokenizer))
-            if args.to == "gpt2":
-                save_path.mkdir(parents=True, exist_ok=True)
-            else:
-                save_path.parent.mkdir(parents=True, exist_ok=True)
-            tokenizer.save(save_path, format=args.to, overwrite=True)
+            with _made_directory(save_path if args.to == "gpt2" else save_path.parent):
+                tokenizer.save(save_path, format=args.to, overwrite=True)
     for warning in caught:
-        print(f"{PROG}: warning: {warning.message}", file=sys.stderr)
+        print(f"{PROG}: warning: {_cli_force_hint(str(warning.message))}", file=sys.stderr)
     print(f"wrote {', '.join(str(t) for t in targets)}")
     return 0
+
+
+def _cli_force_hint(message: str) -> str:
+    """The tiktoken exporter's message with its Python argument named as the flag."""
+    return message.replace(
+        "Pass force=True to export it anyway", "Pass --allow-inexact to write it anyway"
+    ).replace("(force=True)", "(--allow-inexact)")
 
 
 # ---- gage ----
@@ -1319,7 +1389,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--nbest",
         type=_at_least(1),
         metavar="K",
-        help="unigram: the K best segmentations, one per line: log-probability, tab, ids",
+        help="unigram: the K best segmentations, one per line: log-probability, tab, ids "
+        '(with --json: one JSON list of {"logprob": ..., "ids": [...]} objects, best first)',
     )
     unigram_encode.add_argument(
         "--sample",
@@ -1348,7 +1419,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="summarize a tokenizer",
         description="Vocab size, merges, pre-tokenizer, special tokens, first and last merges "
         "and the longest tokens of a tokenizer.json, a directory holding one or "
-        "vocab.json + merges.txt, a .tiktoken file or an encoding name.",
+        "vocab.json + merges.txt, a .tiktoken file, a SentencePiece .model file or an "
+        "encoding name (for a unigram model: its pieces, scores and longest pieces).",
     )
     inspect_cmd.add_argument(
         "path", metavar="MODEL", help="a path, or an encoding name (as for encode --model)"
@@ -1549,15 +1621,17 @@ def build_parser() -> argparse.ArgumentParser:
     convert_cmd = commands.add_parser(
         "convert",
         help="write a tokenizer in another format",
-        description="Read IN (an encoding name, a tokenizer.json, a GPT-2 directory or a "
-        ".tiktoken file) and write it to OUT in the format --to names. Never replaces an "
+        description="Read IN (an encoding name, a tokenizer.json, a GPT-2 directory, a "
+        ".tiktoken file or a SentencePiece unigram .model file, which converts to huggingface "
+        "only) and write it to OUT in the format --to names. Never replaces an "
         "existing output without --force. A conversion that would change ids is an error.",
     )
     convert_cmd.add_argument("input", metavar="IN")
     convert_cmd.add_argument(
         "output",
         metavar="OUT",
-        help="tiktoken: the .tiktoken file (NAME.tiktoken.json is written next to it); "
+        help="tiktoken: the file, named NAME.tiktoken (NAME.tiktoken.json is written next to "
+        "it); "
         "huggingface: a tokenizer.json path or a directory; gpt2: a directory",
     )
     convert_cmd.add_argument("--to", required=True, choices=CONVERT_FORMATS)
@@ -1635,11 +1709,18 @@ def _silence_stdout() -> None:
         pass
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one ``bytepair: warning: ...`` line on stderr (no source line)."""
+    print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        status = args.run(args)
+        with warnings.catch_warnings():  # restores showwarning for an embedding caller
+            warnings.showwarning = _show_warning
+            status = args.run(args)
         sys.stdout.flush()
         return status
     except KeyboardInterrupt:
