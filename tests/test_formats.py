@@ -239,6 +239,48 @@ def test_save_is_atomic_when_the_write_fails(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["tokenizer.json"]
 
 
+@pytest.mark.parametrize("writer", ["gpt2", "tiktoken"])
+def test_two_file_formats_keep_both_old_files_when_the_second_write_fails(
+    tmp_path, monkeypatch, writer
+):
+    """vocab.json + merges.txt, and a .tiktoken file + its sidecar, are one
+    model: a failed write must not leave a new file beside an old one."""
+    import bytepair
+    from bytepair.formats.tiktoken import save_tiktoken, sidecar_path
+
+    model = make_model()
+    if writer == "gpt2":
+        out = tmp_path / "gpt2"
+        gpt2.save(model, out)
+        files = [out / "vocab.json", out / "merges.txt"]
+
+        def save():
+            gpt2.save(make_model(specials_first=False), out)
+    else:
+        out = tmp_path / "t.tiktoken"
+        save_tiktoken(bytepair.Tokenizer(model), out)
+        files = [out, sidecar_path(out)]
+
+        def save():
+            save_tiktoken(bytepair.Tokenizer(make_model(specials_first=False)), out, overwrite=True)
+
+    before = {p: p.read_bytes() for p in files}
+    syncs = []
+    real_fsync = os.fsync
+
+    def fsync_fails_the_second_time(fd):
+        syncs.append(fd)
+        if len(syncs) == 2:
+            raise OSError("disk full")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync_fails_the_second_time)
+    with pytest.raises(OSError, match="disk full"):
+        save()
+    assert {p: p.read_bytes() for p in files} == before
+    assert sorted(p.name for p in files[0].parent.iterdir()) == sorted(p.name for p in files)
+
+
 # ---------------------------------------------------------------------------
 # What the writers refuse
 

@@ -148,25 +148,38 @@ def write_text_atomic(path: PathLike, text: str) -> None:
     The text goes to a temporary file in the same directory (same file
     system), which then replaces ``path`` in one step.
     """
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    write_texts_atomic({Path(path): text})
+
+
+def write_texts_atomic(texts: dict[PathLike, str]) -> None:
+    """Write each text of ``texts`` to its path (as :func:`write_text_atomic`),
+    the files of one model together: every text is written and synced to a
+    temporary file before any path is replaced, so a failed write (a full
+    disk) leaves all of them as they were, never a new file beside an old one."""
+    written: dict[Path, Path] = {}  # path -> its temporary file
     try:
-        # os.open with mode 0o666 lets the umask decide the permissions, as open() would.
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError as exc:
-        raise _naming(exc, temporary, path) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        try:
-            os.replace(temporary, path)
-        except OSError as exc:
-            raise _naming(exc, temporary, path) from None
+        for given, text in texts.items():
+            path = Path(given)
+            temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+            try:
+                # os.open with mode 0o666 lets the umask decide the permissions, as open() would.
+                fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            except OSError as exc:
+                raise _naming(exc, temporary, path) from None
+            written[path] = temporary
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+        for path, temporary in written.items():
+            try:
+                os.replace(temporary, path)
+            except OSError as exc:
+                raise _naming(exc, temporary, path) from None
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+        for temporary in written.values():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
         raise
 
 
@@ -181,4 +194,4 @@ def _naming(exc: OSError, temporary: Path, path: Path) -> OSError:
     return type(exc)(exc.errno, problem, str(path))
 
 
-__all__ = ["load_model", "parse_json", "read_text", "write_text_atomic"]
+__all__ = ["load_model", "parse_json", "read_text", "write_text_atomic", "write_texts_atomic"]

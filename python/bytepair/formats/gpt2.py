@@ -34,7 +34,7 @@ from . import (
     PathLike,
     parse_json,
     read_text,
-    write_text_atomic,
+    write_texts_atomic,
 )
 from .byte_level import CHAR_BYTES, model_from_tables, model_to_tables
 from .merge_rules import natural_merges
@@ -97,8 +97,9 @@ def save(model: BPEModel, directory: PathLike) -> None:
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(directory / GPT2_VOCAB_FILE, vocab_text)
-    write_text_atomic(directory / GPT2_MERGES_FILE, merges_text)
+    write_texts_atomic(
+        {directory / GPT2_VOCAB_FILE: vocab_text, directory / GPT2_MERGES_FILE: merges_text}
+    )
 
 
 def _read_merges(path: Path) -> tuple[list[tuple[str, str]], list[int]]:

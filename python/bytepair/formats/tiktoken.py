@@ -105,7 +105,7 @@ from .. import _native
 from ..errors import FormatError
 from ..model import BPEModel
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer, resolve
-from . import PathLike, parse_json, read_text, write_text_atomic
+from . import PathLike, parse_json, read_text, write_text_atomic, write_texts_atomic
 from .byte_level import ID_SLACK, id_limit
 
 if TYPE_CHECKING:
@@ -713,8 +713,12 @@ def save_tiktoken(
         "pretokenizer": {"kind": model.pretokenizer.kind, "pattern": model.pretokenizer.pattern},
         "n_vocab": len(model.tokens),
     }
-    write_text_atomic(path, dump_ranks(args["mergeable_ranks"]))  # type: ignore[arg-type]
-    write_text_atomic(sidecar, json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    write_texts_atomic(
+        {
+            path: dump_ranks(args["mergeable_ranks"]),  # type: ignore[arg-type]
+            sidecar: json.dumps(document, ensure_ascii=False, indent=2) + "\n",
+        }
+    )
     return path, sidecar
 
 
