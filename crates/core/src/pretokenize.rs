@@ -63,15 +63,43 @@ pub struct Pretokenizer {
     engine: Engine,
 }
 
+/// How many times one search of a user pattern may backtrack (fancy-regex's
+/// default, as the `Replace` normalizer steps use). A pattern that needs more,
+/// like the exponential `(?:a|a)*b(?!c)`, fails with `PatternFailed` instead of
+/// running for ever. The count covers one search: every start position tried
+/// from the end of the previous match up to the next match, so a pattern that
+/// goes through the backtracking engine (lookaround, backreferences, possessive
+/// or atomic groups) and finds no match in roughly a megabyte of text fails too.
+/// Patterns without those features run on the regex crate and never backtrack.
+pub const BACKTRACK_LIMIT: usize = 1_000_000;
+
 fn compile(pattern: &str) -> Result<Regex> {
     fancy_regex::RegexBuilder::new(pattern)
-        // Inputs are whole documents: the default backtrack limit is far too low.
-        .backtrack_limit(usize::MAX)
+        .backtrack_limit(BACKTRACK_LIMIT)
         .build()
         .map_err(|e| Error::InvalidPattern {
             pattern: pattern.to_owned(),
             message: e.to_string(),
         })
+}
+
+/// `PatternFailed` for a search that started at byte `position`.
+fn pattern_failed(e: fancy_regex::Error, position: usize) -> Error {
+    use fancy_regex::{Error as E, RuntimeError as R};
+    let message = match e {
+        E::RuntimeError(R::BacktrackLimitExceeded) => format!(
+            "the pattern backtracks too much (more than {BACKTRACK_LIMIT} steps searching \
+             from this byte for the next match): nested or overlapping repetition such \
+             as (a|a)* or (a+)+, or lookaround or backreferences that find no match in a \
+             long stretch of text"
+        ),
+        E::RuntimeError(R::StackOverflow) => "the pattern needs too deep a backtracking \
+             stack searching from this byte (a repetition with lookaround or backreferences \
+             over about a million characters, or nested repetition)"
+            .to_owned(),
+        other => other.to_string(),
+    };
+    Error::PatternFailed { position, message }
 }
 
 impl Pretokenizer {
@@ -121,10 +149,7 @@ impl Pretokenizer {
         };
         let mut last_end = 0;
         for found in regex.find_iter(text) {
-            let found = found.map_err(|e| Error::PatternFailed {
-                position: last_end,
-                message: e.to_string(),
-            })?;
+            let found = found.map_err(|e| pattern_failed(e, last_end))?;
             if found.start() == found.end() {
                 continue;
             }
@@ -243,5 +268,74 @@ mod tests {
             Pretokenizer::from_pattern("(("),
             Err(Error::InvalidPattern { .. })
         ));
+    }
+
+    #[test]
+    fn exponential_pattern_fails_quickly_with_a_clear_error() {
+        let p = Pretokenizer::from_pattern("(?:a|a)*b(?!c)").unwrap();
+        let text = format!("xy{}", "a".repeat(30));
+        let started = std::time::Instant::now();
+        match p.pieces(&text) {
+            Err(Error::PatternFailed { position, message }) => {
+                assert_eq!(position, 0);
+                assert!(message.contains("backtracks too much"), "{message}");
+            }
+            other => panic!("expected PatternFailed, got {other:?}"),
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        let shown = p.pieces(&text).unwrap_err().to_string();
+        assert!(shown.contains("at byte 0"), "{shown}");
+    }
+
+    #[test]
+    fn error_names_where_the_failing_search_started() {
+        let p = Pretokenizer::from_pattern("x|(?:a|a)*b(?!c)").unwrap();
+        let text = format!("xx{}", "a".repeat(30));
+        match p.pieces(&text) {
+            Err(Error::PatternFailed { position, .. }) => assert_eq!(position, 2),
+            other => panic!("expected PatternFailed, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn lookahead_pattern_handles_a_long_whitespace_run() {
+        // fancy-regex's fixed stack (1_000_000 entries, one per repeated
+        // character here) caps a run at just under a million characters,
+        // independent of the backtrack limit.
+        let run = 900_000;
+        let p = Pretokenizer::from_pattern(GPT2_PATTERN).unwrap();
+        let text = format!("{}x", " ".repeat(run));
+        let pieces = p.pieces(&text).unwrap();
+        assert_eq!(pieces, vec![&text[..run - 1], " x"]);
+        let p = Pretokenizer::from_pattern(r"\s+(?!\S)|\s+|\S+").unwrap();
+        let text = format!("a{}b{}", "\t ".repeat(run / 2), " ".repeat(run));
+        let pieces = p.pieces(&text).unwrap();
+        assert_eq!(pieces.concat(), text);
+        assert_eq!(pieces.len(), 5);
+        // Many long runs in one text: the limit is per search, not per text.
+        let text = format!("{}x", " ".repeat(run)).repeat(4);
+        assert_eq!(p.pieces(&text).unwrap().len(), 12);
+        // Past the stack cap: an error, not a panic or a hang.
+        let text = format!("{}x", " ".repeat(1 << 20));
+        assert!(matches!(
+            Pretokenizer::from_pattern(GPT2_PATTERN)
+                .unwrap()
+                .pieces(&text),
+            Err(Error::PatternFailed { position: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn builtin_patterns_are_unaffected_by_the_backtrack_limit() {
+        let text = format!(
+            "{}x{}'s {}\n",
+            " ".repeat(1 << 20),
+            "\n".repeat(1 << 20),
+            "b".repeat(1 << 20)
+        );
+        for name in ["whitespace", "gpt2", "r50k", "cl100k", "o200k"] {
+            let p = Pretokenizer::builtin(name).unwrap();
+            assert_eq!(p.pieces(&text).unwrap().concat(), text, "{name}");
+        }
     }
 }

@@ -233,7 +233,14 @@ fn fill_list<'py>(
                     prefetch(int.as_ptr());
                 }
             }
-            let int = match &mut table[id as usize] {
+            let Some(slot) = table.get_mut(id as usize) else {
+                // The list's deallocation skips the places left empty.
+                return Err(internal_error(&format!(
+                    "id {id} is beyond the vocabulary of {} ids",
+                    table.len()
+                )));
+            };
+            let int = match slot {
                 Some(int) => int.as_ptr(),
                 empty => empty.insert(id.into_pyobject(py)?.unbind()).as_ptr(),
             };

@@ -432,7 +432,7 @@ def lse2(x: float, y: float) -> float:
     """log(exp(x) + exp(y)), SentencePiece's way (cut off when 50 apart)."""
     vmin = min(x, y)
     vmax = max(x, y)
-    if vmax > vmin + 50:
+    if vmax == -math.inf or vmax > vmin + 50:  # both -inf: nothing (not NaN)
         return vmax
     return vmax + math.log(math.exp(vmin - vmax) + 1.0)
 
@@ -601,6 +601,10 @@ def _tie_key(path: list[Node]) -> tuple[int, ...]:
     return tuple(-node.length for node in reversed(path))
 
 
+# SentencePiece's bound on n-best (and the core's).
+MAX_NBEST = 1024
+
+
 def nbest(
     word: str,
     scores: Mapping[str, float],
@@ -612,9 +616,10 @@ def nbest(
 
     Readable, not fast: every segmentation is listed and sorted by (total
     desc, Viterbi's tie order). With exact sums the first one is the Viterbi
-    path.
+    path. ``k`` is clamped to :data:`MAX_NBEST`, as SentencePiece does.
     """
     _check_int("k", k, 0)
+    k = min(k, MAX_NBEST)
     begin_nodes = lattice(word, scores, max_piece_length, unk_score)
     paths = sorted(_all_paths(begin_nodes), key=lambda p: (-_path_total(p), _tie_key(p)))
     return [([(v.piece, v.is_unk) for v in path], _path_total(path)) for path in paths[:k]]

@@ -276,6 +276,9 @@ fn head<R: Read>(reader: &mut Reader<'_, R>, file_len: u64) -> Result<(String, S
     let n_special = reader.u32()?;
     let n_base = reader.u32()?;
     let min_frequency = reader.u64()?;
+    if min_frequency == 0 {
+        return Err(reader.corrupt("min_frequency is 0; training needs at least 1"));
+    }
     let max_token_length = Some(reader.u64()?).filter(|&m| m > 0);
     let largest_ties = match reader.u8()? {
         0 => false,
@@ -327,8 +330,26 @@ pub(super) fn read(path: &Path) -> Result<State> {
     let n_words = reader.count(12, file_len, "words")?;
     let mut words = Vec::with_capacity(n_words);
     let mut total = 0u64;
-    for _ in 0..n_words {
+    // Sum over words of count × (symbols − 1): the total of all pair counts,
+    // which the trainer holds in u64s (see `train::check_pair_total`).
+    let mut pair_total = 0u64;
+    for w in 0..n_words {
         let (count, len) = (reader.u64()?, reader.u32()?);
+        if count == 0 {
+            return Err(reader.corrupt(format!("word {w} has count 0; every word occurs")));
+        }
+        pair_total = match count
+            .checked_mul(u64::from(len.saturating_sub(1)))
+            .and_then(|pairs| pair_total.checked_add(pairs))
+        {
+            Some(t) => t,
+            None => {
+                return Err(reader.corrupt(format!(
+                    "up to word {w}, the pair counts add up to more than {}",
+                    u64::MAX
+                )))
+            }
+        };
         let Ok(start) = u32::try_from(total) else {
             return Err(reader.corrupt("the words hold more than 4 Gi symbols"));
         };
@@ -381,4 +402,115 @@ pub(super) fn read(path: &Path) -> Result<State> {
         words,
         symbols,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("bytepair-ckpt-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    /// Writes a checkpoint of the 256 byte tokens, no merges, and `words`
+    /// (count, symbols) with no special tokens; returns where the words start.
+    fn write_state(path: &Path, min_frequency: u64, words: &[(u64, &[u32])]) -> u64 {
+        let tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let mut symbols = Vec::new();
+        let mut entries = Vec::new();
+        for &(count, word) in words {
+            let (start, len) = (symbols.len() as u32, word.len() as u32);
+            entries.push(Word { start, len, count });
+            symbols.extend_from_slice(word);
+        }
+        let settings = Settings {
+            n_special: 0,
+            n_base: 256,
+            min_frequency,
+            max_token_length: None,
+            largest_ties: false,
+        };
+        write(
+            path,
+            &StateRef {
+                meta: "",
+                settings: &settings,
+                tokens: &tokens,
+                merges: &[],
+                counts: &[],
+                words: &entries,
+                symbols: &symbols,
+            },
+        )
+        .unwrap();
+        // head (41 bytes with no meta), tokens, merges, the number of words.
+        41 + 8 + 256 * 5 + 8 + 8
+    }
+
+    fn corrupt_at(path: &Path) -> (u64, String) {
+        match read(path) {
+            Err(Error::CorruptCheckpoint {
+                offset, problem, ..
+            }) => (offset, problem),
+            Err(other) => panic!("expected CorruptCheckpoint, got {other}"),
+            Ok(_) => panic!("expected CorruptCheckpoint, got a state"),
+        }
+    }
+
+    fn resume_err(path: &Path) -> Error {
+        super::super::train::resume(path, 300, None, &mut |_: usize, _: usize| true).unwrap_err()
+    }
+
+    #[test]
+    fn a_good_state_reads_back() {
+        let path = scratch("good.bpck");
+        write_state(&path, 2, &[(5, &[97, 98, 97, 98]), (3, &[98, 97])]);
+        let state = read(&path).unwrap();
+        assert_eq!(state.settings.min_frequency, 2);
+        assert_eq!(state.words.len(), 2);
+        assert_eq!(state.symbols, [97, 98, 97, 98, 98, 97]);
+    }
+
+    #[test]
+    fn min_frequency_zero_is_corrupt() {
+        let path = scratch("min-frequency-0.bpck");
+        write_state(&path, 0, &[(5, &[97, 98, 97, 98])]);
+        let (offset, problem) = corrupt_at(&path);
+        assert_eq!(offset, 32, "just after min_frequency");
+        assert!(problem.contains("min_frequency is 0"), "{problem}");
+        assert!(matches!(resume_err(&path), Error::CorruptCheckpoint { .. }));
+        assert!(read_head(&path).is_err());
+    }
+
+    #[test]
+    fn a_word_with_count_zero_is_corrupt() {
+        let path = scratch("count-0.bpck");
+        let words_at = write_state(&path, 1, &[(5, &[97, 98, 97]), (0, &[97, 98, 97, 98])]);
+        let (offset, problem) = corrupt_at(&path);
+        assert_eq!(offset, words_at + 2 * 12, "just after word 1's entry");
+        assert!(problem.contains("word 1 has count 0"), "{problem}");
+        let shown = resume_err(&path).to_string();
+        assert!(shown.contains(&format!("byte {offset}")), "{shown}");
+    }
+
+    #[test]
+    fn pair_counts_past_u64_are_corrupt() {
+        let path = scratch("overflow.bpck");
+        let words_at = write_state(&path, 1, &[(1, &[97, 98]), (1 << 63, &[97, 98, 97, 98])]);
+        let (offset, problem) = corrupt_at(&path);
+        assert_eq!(offset, words_at + 2 * 12);
+        assert!(problem.contains("pair counts add up"), "{problem}");
+        assert!(matches!(resume_err(&path), Error::CorruptCheckpoint { .. }));
+        // Just within the bound: reads and resumes.
+        write_state(
+            &path,
+            1,
+            &[(1, &[97, 98]), ((u64::MAX - 1) / 3, &[97, 98, 97, 98])],
+        );
+        read(&path).unwrap();
+        super::super::train::resume(&path, 258, None, &mut |_: usize, _: usize| true).unwrap();
+    }
 }

@@ -159,6 +159,7 @@ impl Trainer {
                 )));
             }
         }
+        check_pair_total(&words)?;
         let max_len = settings
             .max_token_length
             .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
@@ -383,6 +384,33 @@ impl Trainer {
             }
         }
     }
+}
+
+/// Checks that the sum over words of count × (symbols − 1) fits in a u64.
+/// That sum is the total of all pair counts, and a merge only ever lowers it
+/// (a word loses at least one pair and gains none), so no pair count can
+/// overflow during training once it holds at the start.
+pub(super) fn check_pair_total(words: &[Word]) -> Result<()> {
+    let mut total = 0u64;
+    for word in words {
+        let pairs = u64::from(word.len.saturating_sub(1));
+        let fits = word
+            .count
+            .checked_mul(pairs)
+            .and_then(|w| total.checked_add(w));
+        match fits {
+            Some(t) => total = t,
+            None => {
+                return Err(Error::InvalidTraining(format!(
+                    "the pre-token counts are too large: counted over all pre-tokens, \
+                     the adjacent pairs number more than {} (the largest count the trainer \
+                     can hold); scale the counts down",
+                    u64::MAX
+                )))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether merging `pair` keeps within `max_len` bytes (`max_token_length`).
@@ -761,5 +789,44 @@ mod tests {
         let free = free.unwrap();
         let first_long = free.tokens[256..].iter().position(|t| t.len() > 3).unwrap();
         assert_eq!(t.merges[..first_long], free.merges[..first_long]);
+    }
+
+    fn train_counts(pretokens: &[(&str, u64)]) -> Result<Trained> {
+        let config = TrainConfig::new(300, vec![], 1);
+        let input = pretokens.iter().map(|(t, c)| (t.as_bytes().to_vec(), *c));
+        train(input, &config, &mut |_: usize, _: usize| true)
+    }
+
+    #[test]
+    fn pair_counts_that_overflow_are_an_error() {
+        let half = 1u64 << 63;
+        for words in [
+            vec![("ababab", half)],
+            vec![("abab", half)],
+            vec![("ab", u64::MAX), ("cd", 1)],
+            vec![("ab", u64::MAX - 1), ("xy", 1), ("abc", 1)],
+        ] {
+            match train_counts(&words) {
+                Err(Error::InvalidTraining(message)) => {
+                    assert!(message.contains("too large"), "{message}")
+                }
+                other => panic!("{words:?}: expected InvalidTraining, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn pair_counts_up_to_the_limit_train_exactly() {
+        // Every pair count fits: the total is exactly u64::MAX.
+        let t = train_counts(&[("ab", u64::MAX - 2), ("abc", 1)]).unwrap();
+        assert_eq!(
+            merged_bytes(&t)[..2],
+            [("ab".to_string(), u64::MAX - 1), ("abc".to_string(), 1)]
+        );
+        let t = train_counts(&[("ababab", u64::MAX / 5)]).unwrap();
+        assert_eq!(merged_bytes(&t)[0], ("ab".to_string(), 3 * (u64::MAX / 5)));
+        // Single symbols hold no pair, however often they occur.
+        let t = train_counts(&[("a", u64::MAX), ("ab", u64::MAX)]).unwrap();
+        assert_eq!(merged_bytes(&t), [("ab".to_string(), u64::MAX)]);
     }
 }

@@ -199,6 +199,14 @@ impl HfUnigramEncoder {
             if token.content.is_empty() {
                 return Err(Error::InvalidSpecialTokens("an empty added token".into()));
             }
+            if token.id as usize >= pieces.len() {
+                return Err(Error::InvalidSpecialTokens(format!(
+                    "added token {:?} has id {}, not an id of the {} pieces",
+                    token.content,
+                    token.id,
+                    pieces.len()
+                )));
+            }
         }
         // tokenizers keeps the last id of a repeated piece: offer the keys last first.
         let keys = pieces
@@ -447,4 +455,41 @@ struct Work {
     scratch: Scratch<f64>,
     segments: Vec<Seg>,
     piece: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_added(id: u32) -> Result<HfUnigramEncoder> {
+        HfUnigramEncoder::new(
+            vec!["<unk>".into(), "▁".into(), "<x>".into()],
+            vec![0.0, -1.0, 0.0],
+            Some(0),
+            false,
+            Vec::new(),
+            false,
+            Metaspace {
+                replacement: '▁',
+                prepend_scheme: PrependScheme::Always,
+                split: true,
+            },
+            vec![HfAddedToken {
+                content: "<x>".into(),
+                id,
+                normalized: false,
+            }],
+        )
+    }
+
+    #[test]
+    fn added_token_ids_must_be_ids_of_the_vocabulary() {
+        assert_eq!(with_added(2).unwrap().encode("<x>").unwrap(), vec![2]);
+        for id in [3, 999, u32::MAX] {
+            let Err(Error::InvalidSpecialTokens(message)) = with_added(id) else {
+                panic!("id {id} was accepted");
+            };
+            assert!(message.contains(&id.to_string()), "{message}");
+        }
+    }
 }

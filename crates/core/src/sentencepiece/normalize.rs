@@ -238,9 +238,12 @@ impl SpNormalizer {
                 return found;
             }
         }
-        // `data` is the rest of a &str: it starts with a whole character.
-        let length = utf8_len(data[0]);
-        (&data[..length], length)
+        // A charsmap rule may end inside a character, leaving `data` at a
+        // continuation byte: sentencepiece writes U+FFFD and moves one byte.
+        match utf8_char_length(data) {
+            Some(length) => (&data[..length], length),
+            None => (REPLACEMENT_CHARACTER.as_bytes(), 1),
+        }
     }
 
     /// `text` normalized; `user`: the user-defined pieces, copied as they are.
@@ -313,14 +316,24 @@ impl SpNormalizer {
     }
 }
 
+/// What a byte that does not start a valid character becomes.
+const REPLACEMENT_CHARACTER: &str = "\u{FFFD}";
+
+/// The length of the valid UTF-8 character at the start of `data` (non-empty),
+/// or None (sentencepiece's DecodeUTF8, as `utf8_char_length` of
+/// `bytepair.reference.normalize`): never longer than `data`.
 #[inline]
-fn utf8_len(first: u8) -> usize {
-    match first {
-        0x00..=0x7F => 1,
+fn utf8_char_length(data: &[u8]) -> Option<usize> {
+    let length = match data[0] {
+        0x00..=0x7F => return Some(1),
         0xC0..=0xDF => 2,
         0xE0..=0xEF => 3,
-        _ => 4,
-    }
+        0xF0..=0xF7 => 4,
+        _ => return None,
+    };
+    // from_utf8 accepts exactly the shortest-form scalar values DecodeUTF8 accepts.
+    let bytes = data.get(..length)?;
+    std::str::from_utf8(bytes).ok().map(|_| length)
 }
 
 /// `text` through HuggingFace tokenizers' `Precompiled` normalizer: per
@@ -356,5 +369,57 @@ fn push_checked(out: &mut String, replacement: &[u8]) {
     match std::str::from_utf8(replacement) {
         Ok(s) => out.push_str(s),
         Err(_) => out.push_str(&String::from_utf8_lossy(replacement)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A darts-clone charsmap with the one rule `from` (one byte) -> `to`:
+    /// the root at unit 256, its child for `from` a leaf pointing at unit 1,
+    /// which holds the replacement offset 0.
+    fn one_byte_rule(from: u8, to: &str) -> Vec<u8> {
+        let mut units = vec![0u32; 512];
+        units[0] = 256 << 10;
+        units[256] = 1; // label 1: byte 0 does not step from the root
+        let child = 256 ^ from as usize;
+        units[child] = ((child as u32 ^ 1) << 10) | (1 << 8) | from as u32;
+        units[1] = 0x8000_0000;
+        let mut blob = ((units.len() * 4) as u32).to_le_bytes().to_vec();
+        for unit in units {
+            blob.extend_from_slice(&unit.to_le_bytes());
+        }
+        blob.extend_from_slice(to.as_bytes());
+        blob.push(0);
+        blob
+    }
+
+    #[test]
+    fn a_rule_ending_inside_a_character_leaves_replacement_characters() {
+        let blob = one_byte_rule(0xC3, "x");
+        let n = SpNormalizer::new(&blob, false, false, false, false).unwrap();
+        // "é" is C3 A9: C3 -> "x", then the lone continuation byte -> U+FFFD.
+        assert_eq!(n.normalize("é"), "x\u{FFFD}");
+        assert_eq!(n.normalize("aé"), "ax\u{FFFD}");
+        // With four or more bytes after it, each continuation byte alone.
+        assert_eq!(n.normalize("éé€"), "x\u{FFFD}x\u{FFFD}€");
+        assert_eq!(n.normalize("ébcd"), "x\u{FFFD}bcd");
+        let spaced = SpNormalizer::new(&blob, true, true, true, false).unwrap();
+        assert_eq!(spaced.normalize(" é a"), "▁x\u{FFFD}▁a");
+    }
+
+    #[test]
+    fn utf8_char_length_is_sentencepieces() {
+        assert_eq!(utf8_char_length(b"a"), Some(1));
+        assert_eq!(utf8_char_length("é".as_bytes()), Some(2));
+        assert_eq!(utf8_char_length("€x".as_bytes()), Some(3));
+        assert_eq!(utf8_char_length("😀".as_bytes()), Some(4));
+        assert_eq!(utf8_char_length(&[0xA9]), None);
+        assert_eq!(utf8_char_length(&[0xA9, 0x80, 0x80, 0x80, 0x80]), None);
+        assert_eq!(utf8_char_length(&[0xC3]), None);
+        assert_eq!(utf8_char_length(&[0xF0, 0x9F, 0x98]), None);
+        assert_eq!(utf8_char_length(&[0xC0, 0x80]), None);
+        assert_eq!(utf8_char_length(&[0xED, 0xA0, 0x80]), None);
     }
 }

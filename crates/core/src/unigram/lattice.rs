@@ -12,7 +12,6 @@
 //! strictly-greater rule, n-best totals added left to right from 0.0.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::ops::Range;
 
 use crate::rng::Rng;
@@ -56,6 +55,10 @@ impl View<'_> {
 pub fn lse2(x: f64, y: f64) -> f64 {
     let vmin = if y < x { y } else { x };
     let vmax = if y > x { y } else { x };
+    if vmax == f64::NEG_INFINITY {
+        // Both -inf: nothing plus nothing (not -inf - -inf = NaN).
+        return vmax;
+    }
     if vmax > vmin + 50.0 {
         vmax
     } else {
@@ -218,6 +221,24 @@ pub(crate) fn sample(
 ) {
     path.clear();
     forward(view, alpha, &mut scratch.alpha);
+    let n = view.len();
+    let mut alpha = alpha;
+    if !scratch.alpha[n].is_finite() {
+        // alpha x score overflowed (the distribution is then all but a point
+        // mass on the best paths): the largest alpha for which no sum of a
+        // path's scaled scores can overflow draws the same way.
+        let nodes = view.base()..view.base() + view.node_count();
+        let max_abs = view.scores[nodes]
+            .iter()
+            .fold(0.0f64, |m, s| m.max(s.abs()));
+        let largest = f64::MAX / max_abs / (n as f64 + 1.0) / 2.0;
+        alpha = if largest.is_finite() {
+            alpha.min(largest)
+        } else {
+            0.0
+        };
+        forward(view, alpha, &mut scratch.alpha);
+    }
     collect_ends(view, scratch);
     let mut pos = view.len();
     while pos > 0 {
@@ -241,49 +262,45 @@ pub(crate) fn sample(
     path.reverse();
 }
 
-/// An n-best search entry: a path prefix ending at `pos`, its exact total `g`
-/// (added left to right from 0.0), and `key`: `g` when complete, else an
-/// upper bound of the total of every completion.
+/// At most this many segmentations come out of an n-best search (a larger
+/// `k` is clamped, as SentencePiece clamps its n-best size to 1024).
+pub const MAX_NBEST: usize = 1024;
+
+/// An n-best search entry: a path suffix from `pos` to the end, the sum `g`
+/// of its scores and `g_abs` of their magnitudes, and `key`: the exact total
+/// (added left to right from 0.0) when complete (`pos` 0), else an upper
+/// bound of the total of every completion.
 struct Entry {
     key: f64,
     g: f64,
+    g_abs: f64,
     pos: u32,
-    /// Last node of the prefix in the arena; UNSET for the empty prefix.
+    /// First node of the suffix in the arena; UNSET for the empty suffix.
     tail: u32,
-    order: u64,
 }
 
-impl Ord for Entry {
-    /// Greater pops first: higher key, then the earlier pushed.
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.key
-            .partial_cmp(&other.key)
-            .unwrap_or(Ordering::Equal)
-            .then_with(|| other.order.cmp(&self.order))
-    }
+/// A node of the n-best search tree: the lattice node, the arena index of
+/// the suffix after it (UNSET: none) and its depth (nodes in the suffix).
+#[derive(Clone, Copy)]
+struct Step {
+    node: u32,
+    next: u32,
+    depth: u32,
 }
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Entry {}
 
-/// The `k` best segmentations by (total desc, Viterbi's tie order: longest
-/// last piece, then longest piece before it, ...), each with its total.
+/// The `k` best segmentations (`k` at most [`MAX_NBEST`]) by (total desc,
+/// Viterbi's tie order: longest last piece, then longest piece before it,
+/// ...), each with its total.
 ///
-/// A* from BOS: a prefix's priority is its exact total plus the best
-/// completion (backward Viterbi in f64) plus a margin that covers every
-/// rounding of the left-to-right sums, so it bounds the exact total of any
-/// completion. When a complete path surfaces with total T, everything whose
-/// bound reaches T is expanded first, which gathers all paths of total
-/// exactly T; they are then ordered by the tie rule.
+/// A* from EOS over path suffixes: a suffix's priority is its sum plus the
+/// best prefix before it (forward Viterbi in f64) plus a margin that covers
+/// every rounding, so it bounds the exact left-to-right total of any
+/// completion; a complete path's priority is its exact total. Equal
+/// priorities pop in the tie order (which compares suffixes from the end,
+/// the way they grow), so complete paths surface in exactly the order
+/// wanted and the search stops after `k` of them, ties or not.
 pub(crate) fn nbest(view: View, k: usize) -> Vec<(Vec<u32>, f64)> {
+    let k = k.min(MAX_NBEST);
     let n = view.len();
     let mut found = Vec::new();
     if k == 0 {
@@ -293,90 +310,333 @@ pub(crate) fn nbest(view: View, k: usize) -> Vec<(Vec<u32>, f64)> {
         found.push((Vec::new(), 0.0));
         return found;
     }
-    // Best completion from each position and the largest sum of |score| of
-    // any completion (for the rounding margin).
-    let mut h = vec![0.0f64; n + 1];
+    let mut scratch = Scratch::default();
+    collect_ends(view, &mut scratch);
+    let (end_start, ends) = (&scratch.end_start, &scratch.ends);
+    // Best prefix ending at each position and the largest sum of |score| of
+    // any prefix (for the rounding margin).
+    let mut h = vec![f64::NEG_INFINITY; n + 1];
     let mut h_abs = vec![0.0f64; n + 1];
-    for b in (0..n).rev() {
+    h[0] = 0.0;
+    for pos in 1..=n {
         let (mut best, mut abs) = (f64::NEG_INFINITY, 0.0f64);
-        for r in view.at(b) {
-            let e = view.end(b, r);
-            best = best.max(view.scores[r] + h[e]);
-            abs = abs.max(view.scores[r].abs() + h_abs[e]);
+        for &(node, begin) in &ends[end_start[pos] as usize..end_start[pos + 1] as usize] {
+            let (node, begin) = (node as usize, begin as usize);
+            best = best.max(h[begin] + view.scores[node]);
+            abs = abs.max(h_abs[begin] + view.scores[node].abs());
         }
-        h[b] = best;
-        h_abs[b] = abs;
+        h[pos] = best;
+        h_abs[pos] = abs;
     }
-    let bound = |g: f64, pos: usize| {
-        let steps = (n - pos) as f64 + 1.0;
-        g + h[pos] + 8.0 * steps * f64::EPSILON * (g.abs() + h_abs[pos])
-    };
+    let margin = 8.0 * (n as f64 + 1.0) * f64::EPSILON;
+    let bound = |g: f64, g_abs: f64, pos: usize| h[pos] + g + margin * (g_abs + h_abs[pos]);
 
-    let mut arena: Vec<(u32, u32)> = Vec::new(); // (node, previous arena index)
-    let mut heap = BinaryHeap::new();
-    let mut order = 0u64;
-    heap.push(Entry {
-        key: bound(0.0, 0),
-        g: 0.0,
-        pos: 0,
-        tail: UNSET,
-        order,
-    });
-    let mut expand = |entry: &Entry, heap: &mut BinaryHeap<Entry>, arena: &mut Vec<(u32, u32)>| {
-        let pos = entry.pos as usize;
-        for r in view.at(pos) {
-            let g = entry.g + view.scores[r];
-            let e = view.end(pos, r);
-            arena.push((r as u32, entry.tail));
-            order += 1;
-            heap.push(Entry {
-                key: if e == n { g } else { bound(g, e) },
-                g,
-                pos: e as u32,
-                tail: (arena.len() - 1) as u32,
-                order,
-            });
-        }
-    };
-    // Longer last piece first, then the piece before it, ...
-    let tie_order = |arena: &[(u32, u32)], mut a: u32, mut b: u32| {
-        while a != UNSET && b != UNSET {
-            let (na, nb) = (arena[a as usize], arena[b as usize]);
-            match view.lens[nb.0 as usize].cmp(&view.lens[na.0 as usize]) {
-                Ordering::Equal => (a, b) = (na.1, nb.1),
-                unequal => return unequal,
+    let mut arena: Vec<Step> = Vec::new();
+    // Which of two suffixes comes first on equal totals: compared from the
+    // end, the longer piece first; they part below their deepest common step.
+    let tie_order = |arena: &[Step], mut a: u32, mut b: u32| {
+        let depth = |x: u32| {
+            if x == UNSET {
+                0
+            } else {
+                arena[x as usize].depth
             }
+        };
+        let up = |x: u32| arena[x as usize].next;
+        if a == b {
+            return Ordering::Equal;
         }
-        Ordering::Equal
+        let (da, db) = (depth(a), depth(b));
+        for _ in db..da {
+            a = up(a);
+        }
+        for _ in da..db {
+            b = up(b);
+        }
+        if a == b {
+            // One suffix is the other's end: the shorter first.
+            return da.cmp(&db);
+        }
+        while up(a) != up(b) {
+            (a, b) = (up(a), up(b));
+        }
+        let (la, lb) = (
+            view.lens[arena[a as usize].node as usize],
+            view.lens[arena[b as usize].node as usize],
+        );
+        lb.cmp(&la)
     };
-
+    let before = |arena: &[Step], a: &Entry, b: &Entry| match a.key.partial_cmp(&b.key) {
+        Some(Ordering::Greater) => true,
+        Some(Ordering::Less) => false,
+        _ => tie_order(arena, a.tail, b.tail) == Ordering::Less,
+    };
+    let mut heap: Vec<Entry> = Vec::new();
+    heap_push(
+        &mut heap,
+        Entry {
+            key: bound(0.0, 0.0, n),
+            g: 0.0,
+            g_abs: 0.0,
+            pos: n as u32,
+            tail: UNSET,
+        },
+        |a, b| before(&arena, a, b),
+    );
     while found.len() < k {
-        let Some(top) = heap.pop() else { break };
-        if (top.pos as usize) < n {
-            expand(&top, &mut heap, &mut arena);
+        let Some(top) = heap_pop(&mut heap, |a, b| before(&arena, a, b)) else {
+            break;
+        };
+        let pos = top.pos as usize;
+        if pos == 0 {
+            let mut nodes = Vec::new();
+            let mut at = top.tail;
+            while at != UNSET {
+                nodes.push(arena[at as usize].node);
+                at = arena[at as usize].next;
+            }
+            found.push((nodes, top.key));
             continue;
         }
-        let total = top.g;
-        let mut group = vec![top.tail];
-        while heap.peek().is_some_and(|next| next.key >= total) {
-            let Some(next) = heap.pop() else { break };
-            if (next.pos as usize) < n {
-                expand(&next, &mut heap, &mut arena);
+        let depth = if top.tail == UNSET {
+            1
+        } else {
+            arena[top.tail as usize].depth + 1
+        };
+        for &(node, begin) in &ends[end_start[pos] as usize..end_start[pos + 1] as usize] {
+            let score = view.scores[node as usize];
+            let (g, g_abs) = (score + top.g, score.abs() + top.g_abs);
+            arena.push(Step {
+                node,
+                next: top.tail,
+                depth,
+            });
+            let tail = (arena.len() - 1) as u32;
+            let key = if begin == 0 {
+                // The exact total, added left to right from 0.0.
+                let mut total = 0.0;
+                let mut at = tail;
+                while at != UNSET {
+                    total += view.scores[arena[at as usize].node as usize];
+                    at = arena[at as usize].next;
+                }
+                total
             } else {
-                group.push(next.tail);
-            }
-        }
-        group.sort_by(|&a, &b| tie_order(&arena, a, b));
-        for tail in group.into_iter().take(k - found.len()) {
-            let mut nodes = Vec::new();
-            let mut at = tail;
-            while at != UNSET {
-                nodes.push(arena[at as usize].0);
-                at = arena[at as usize].1;
-            }
-            nodes.reverse();
-            found.push((nodes, total));
+                bound(g, g_abs, begin as usize)
+            };
+            let entry = Entry {
+                key,
+                g,
+                g_abs,
+                pos: begin,
+                tail,
+            };
+            heap_push(&mut heap, entry, |a, b| before(&arena, a, b));
         }
     }
     found
+}
+
+/// Adds `entry` to the binary heap `heap` (`before(a, b)`: a pops first).
+fn heap_push(heap: &mut Vec<Entry>, entry: Entry, before: impl Fn(&Entry, &Entry) -> bool) {
+    heap.push(entry);
+    let mut at = heap.len() - 1;
+    while at > 0 {
+        let parent = (at - 1) / 2;
+        if !before(&heap[at], &heap[parent]) {
+            break;
+        }
+        heap.swap(at, parent);
+        at = parent;
+    }
+}
+
+/// Takes the first entry out of the binary heap `heap`.
+fn heap_pop(heap: &mut Vec<Entry>, before: impl Fn(&Entry, &Entry) -> bool) -> Option<Entry> {
+    if heap.is_empty() {
+        return None;
+    }
+    let last = heap.len() - 1;
+    heap.swap(0, last);
+    let top = heap.pop();
+    let mut at = 0;
+    loop {
+        let (left, right) = (2 * at + 1, 2 * at + 2);
+        let mut first = at;
+        if left < heap.len() && before(&heap[left], &heap[first]) {
+            first = left;
+        }
+        if right < heap.len() && before(&heap[right], &heap[first]) {
+            first = right;
+        }
+        if first == at {
+            break;
+        }
+        heap.swap(at, first);
+        at = first;
+    }
+    top
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lattice of `n` positions with every length 1..=max at each, scored by `score(begin, len)`.
+    fn full(
+        n: usize,
+        max: usize,
+        score: impl Fn(usize, usize) -> f64,
+    ) -> (Vec<u32>, Vec<u32>, Vec<f64>) {
+        let (mut starts, mut lens, mut scores) = (Vec::new(), Vec::new(), Vec::new());
+        for b in 0..n {
+            starts.push(lens.len() as u32);
+            for len in 1..=max.min(n - b) {
+                lens.push(len as u32);
+                scores.push(score(b, len));
+            }
+        }
+        starts.push(lens.len() as u32);
+        (starts, lens, scores)
+    }
+
+    /// Every path (node lists) with its left-to-right total, sorted by
+    /// (total desc, longest last piece, then the one before, ...).
+    fn sorted_paths(view: View) -> Vec<(Vec<u32>, f64)> {
+        fn walk(view: View, pos: usize, path: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
+            if pos == view.len() {
+                out.push(path.clone());
+                return;
+            }
+            for r in view.at(pos) {
+                path.push(r as u32);
+                walk(view, view.end(pos, r), path, out);
+                path.pop();
+            }
+        }
+        let mut all = Vec::new();
+        walk(view, 0, &mut Vec::new(), &mut all);
+        let mut all: Vec<(Vec<u32>, f64)> = all
+            .into_iter()
+            .map(|p| {
+                let total = p.iter().fold(0.0, |t, &r| t + view.scores[r as usize]);
+                (p, total)
+            })
+            .collect();
+        let key = |p: &[u32]| -> Vec<std::cmp::Reverse<u32>> {
+            p.iter()
+                .rev()
+                .map(|&r| std::cmp::Reverse(view.lens[r as usize]))
+                .collect()
+        };
+        all.sort_by(|a, b| {
+            b.1.partial_cmp(&a.1)
+                .unwrap()
+                .then_with(|| key(&a.0).cmp(&key(&b.0)))
+        });
+        all
+    }
+
+    #[test]
+    fn lse2_of_nothing_is_nothing() {
+        let inf = f64::NEG_INFINITY;
+        assert_eq!(lse2(inf, inf), inf);
+        assert_eq!(lse2(inf, -3.0), -3.0);
+        assert_eq!(lse2(-3.0, inf), -3.0);
+        assert!((lse2(0.0, 0.0) - 2f64.ln()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn nbest_with_ties_equals_the_sorted_enumeration() {
+        for (n, max) in [(1, 1), (4, 2), (7, 3), (9, 16)] {
+            for flavour in 0..3 {
+                let (starts, lens, scores) = full(n, max, |b, len| match flavour {
+                    0 => 0.0,
+                    1 => -(len as f64) * 0.5,
+                    _ => -(((b * 7 + len * 3) % 4) as f64) * 0.25,
+                });
+                let view = View {
+                    starts: &starts,
+                    lens: &lens,
+                    scores: &scores,
+                };
+                let all = sorted_paths(view);
+                for k in [1, 2, 5, all.len(), all.len() + 3] {
+                    let want: Vec<_> = all.iter().take(k).cloned().collect();
+                    assert_eq!(
+                        nbest(view, k),
+                        want,
+                        "n={n} max={max} flavour={flavour} k={k}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nbest_of_a_long_tied_word_is_fast() {
+        // All scores 0: 2^29-ish paths share the best total.
+        let (starts, lens, scores) = full(30, 16, |_, _| 0.0);
+        let view = View {
+            starts: &starts,
+            lens: &lens,
+            scores: &scores,
+        };
+        let best = nbest(view, 1);
+        // The tie order: longest last piece, then the longest before it.
+        assert_eq!(best.len(), 1);
+        let lengths: Vec<u32> = best[0].0.iter().map(|&r| lens[r as usize]).collect();
+        assert_eq!(lengths, [14, 16]);
+        assert_eq!(best[0].1, 0.0);
+        let (starts, lens, scores) = full(2000, 16, |_, _| 0.0);
+        let view = View {
+            starts: &starts,
+            lens: &lens,
+            scores: &scores,
+        };
+        let top = nbest(view, 50);
+        assert_eq!(top.len(), 50);
+        assert!(top.iter().all(|(_, t)| *t == 0.0));
+    }
+
+    #[test]
+    fn nbest_clamps_k() {
+        let (starts, lens, scores) = full(20, 4, |b, len| -((b + len) as f64));
+        let view = View {
+            starts: &starts,
+            lens: &lens,
+            scores: &scores,
+        };
+        assert_eq!(nbest(view, usize::MAX).len(), MAX_NBEST);
+    }
+
+    #[test]
+    fn a_huge_sampling_alpha_draws_the_best_path() {
+        // The best path is the one piece of length 3; the worst is 1 + 1 + 1.
+        let (starts, lens, scores) = full(3, 3, |_, len| if len == 3 { -1.0 } else { -2.0 });
+        let view = View {
+            starts: &starts,
+            lens: &lens,
+            scores: &scores,
+        };
+        let mut rng = Rng::new(7);
+        let mut scratch = Scratch::default();
+        let mut path = Vec::new();
+        for alpha in [1e3, 1.7e308, f64::MAX] {
+            for _ in 0..20 {
+                sample(view, alpha, &mut rng, &mut scratch, &mut path);
+                let lengths: Vec<u32> = path.iter().map(|&r| lens[r as usize]).collect();
+                assert_eq!(lengths, [3], "alpha {alpha}");
+            }
+        }
+        // Scores that overflow a path's sum even at alpha 1.
+        let (starts, lens, scores) = full(3, 3, |_, len| if len == 3 { -1e308 } else { -1.5e308 });
+        let view = View {
+            starts: &starts,
+            lens: &lens,
+            scores: &scores,
+        };
+        sample(view, 1.0, &mut rng, &mut scratch, &mut path);
+        assert_eq!(path.len(), 1);
+    }
 }

@@ -2,9 +2,13 @@
 //! the rest is cut into words (metaspace or a BPE-side pre-tokenizer), and
 //! each word is segmented on its own lattice.
 
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::lattice::MAX_NBEST;
 use super::UnigramModel;
 use crate::error::Result;
 use crate::metaspace::{split_before_spaces, word_of};
@@ -46,6 +50,34 @@ impl Item<'_> {
         }
     }
 }
+
+/// A row of the n-best merge: beam entry `row` with option `option`.
+struct Merge {
+    total: f64,
+    row: usize,
+    option: usize,
+}
+
+impl Ord for Merge {
+    /// Greater pops first: the higher total, then the earlier (row, option).
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.total
+            .partial_cmp(&other.total)
+            .unwrap_or(Ordering::Equal)
+            .then_with(|| (other.row, other.option).cmp(&(self.row, self.option)))
+    }
+}
+impl PartialOrd for Merge {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for Merge {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Merge {}
 
 /// Texts at least this long (bytes) keep the ids of each distinct word for
 /// the call: prose repeats its words, and a lattice costs far more than a lookup.
@@ -139,9 +171,11 @@ impl UnigramTokenizer {
     /// best first. Words are independent, so the k best of the text combine
     /// the k best of each word (on a tie, the earlier combination first).
     /// Candidates share their beginnings in a tree of choices, so a long
-    /// text costs O(words x k^2), not a copy of every candidate per word.
+    /// text costs O(words x k log k), not a copy of every candidate per word.
+    /// `k` is clamped to [`MAX_NBEST`] (1024, as SentencePiece clamps it).
     pub fn nbest(&self, text: &str, allowed: Selection, k: usize) -> Result<Vec<(Vec<u32>, f64)>> {
         const ROOT: u32 = u32::MAX;
+        let k = k.min(MAX_NBEST);
         if k == 0 {
             return Ok(Vec::new());
         }
@@ -158,18 +192,36 @@ impl UnigramTokenizer {
                     .unwrap_or_default(),
             };
             let word = options.len() as u32;
-            let mut combined: Vec<(f64, u32, u32)> = beam
+            // The k best of beam x options without making the product: the
+            // beam is best first and so are the options, so each beam entry's
+            // row is too; merge the rows, equal totals in the order they would
+            // be made in (beam entry, then option).
+            let mut combined: Vec<(f64, u32, u32)> =
+                Vec::with_capacity(k.min(beam.len() * these.len()));
+            let mut rows: BinaryHeap<Merge> = beam
                 .iter()
-                .flat_map(|&(total, node)| {
-                    these
-                        .iter()
-                        .enumerate()
-                        .map(move |(o, (_, add))| (total + add, node, o as u32))
+                .enumerate()
+                .filter_map(|(row, &(total, _))| {
+                    these.first().map(|(_, add)| Merge {
+                        total: total + add,
+                        row,
+                        option: 0,
+                    })
                 })
                 .collect();
-            // Stable: equal totals keep the order they were made in.
-            combined.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
-            combined.truncate(k);
+            while combined.len() < k {
+                let Some(Merge { total, row, option }) = rows.pop() else {
+                    break;
+                };
+                combined.push((total, beam[row].1, option as u32));
+                if let Some((_, add)) = these.get(option + 1) {
+                    rows.push(Merge {
+                        total: beam[row].0 + add,
+                        row,
+                        option: option + 1,
+                    });
+                }
+            }
             beam = combined
                 .into_iter()
                 .map(|(total, parent, option)| {
@@ -231,5 +283,79 @@ impl UnigramTokenizer {
             .enumerate()
             .map(|(i, t)| self.sample(t, allowed, alpha, &mut Rng::for_item(seed, i as u64)))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::unigram::Kind;
+
+    fn tokenizer(table: &[(&str, f64)]) -> UnigramTokenizer {
+        let mut pieces = vec!["<unk>".to_string()];
+        let mut scores = vec![0.0];
+        let mut kinds = vec![Kind::Unknown];
+        for &(p, s) in table {
+            pieces.push(p.into());
+            scores.push(s);
+            kinds.push(Kind::Normal);
+        }
+        let model = UnigramModel::new(pieces, scores, kinds, Some(0), false, 16).unwrap();
+        UnigramTokenizer::new(
+            model,
+            SpecialTokens::new(Vec::new()).unwrap(),
+            Words::Metaspace,
+        )
+    }
+
+    #[test]
+    fn nbest_of_a_text_is_the_stable_sort_of_the_product() {
+        let t = tokenizer(&[
+            ("▁", -1.0),
+            ("a", -1.0),
+            ("b", -1.5),
+            ("▁a", -1.5),
+            ("ab", -2.0),
+            ("▁ab", -3.5),
+            ("▁b", -2.5),
+        ]);
+        let text = "ab ba ab";
+        let words: Vec<Vec<(Vec<u32>, f64)>> = ["▁ab", "▁ba", "▁ab"]
+            .iter()
+            .map(|w| t.model.nbest_word(w, usize::MAX))
+            .collect();
+        let mut all: Vec<(Vec<u32>, f64)> = vec![(Vec::new(), 0.0)];
+        for options in &words {
+            all = all
+                .iter()
+                .flat_map(|(ids, total)| {
+                    options.iter().map(move |(more, add)| {
+                        let mut ids = ids.clone();
+                        ids.extend(more);
+                        (ids, total + add)
+                    })
+                })
+                .collect();
+            all.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
+        }
+        for k in [1, 2, 7, 30, all.len(), all.len() + 4] {
+            let got = t.nbest(text, Selection::Nothing, k).unwrap();
+            // Truncating after each word keeps the first k of the full sort.
+            assert_eq!(got, all[..k.min(all.len())].to_vec(), "k={k}");
+        }
+    }
+
+    #[test]
+    fn nbest_with_a_huge_k_is_clamped() {
+        let t = tokenizer(&[("▁", -1.0), ("a", -1.0), ("aa", -2.0), ("▁a", -2.0)]);
+        let text = "aaaa ".repeat(40);
+        let got = t.nbest(&text, Selection::Nothing, usize::MAX).unwrap();
+        assert_eq!(got.len(), MAX_NBEST);
+        assert!(got.windows(2).all(|w| w[0].1 >= w[1].1));
+        let all_tied = tokenizer(&[("▁", 0.0), ("a", 0.0), ("aa", 0.0), ("▁a", 0.0)]);
+        let got = all_tied
+            .nbest(&"a".repeat(60), Selection::Nothing, 3)
+            .unwrap();
+        assert_eq!(got.len(), 3);
     }
 }
