@@ -379,7 +379,8 @@ fn parse_byte_piece(piece: &str) -> Option<u8> {
 mod tests {
     use super::*;
 
-    fn model(table: &[(&str, f64)]) -> UnigramModel {
+    /// A model of `<unk>` and `table`'s normal pieces (also for `text`'s tests).
+    pub(super) fn model(table: &[(&str, f64)]) -> UnigramModel {
         let mut pieces = vec!["<unk>".to_string()];
         let mut scores = vec![0.0];
         let mut kinds = vec![Kind::Unknown];

@@ -289,18 +289,9 @@ impl UnigramTokenizer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::unigram::Kind;
 
     fn tokenizer(table: &[(&str, f64)]) -> UnigramTokenizer {
-        let mut pieces = vec!["<unk>".to_string()];
-        let mut scores = vec![0.0];
-        let mut kinds = vec![Kind::Unknown];
-        for &(p, s) in table {
-            pieces.push(p.into());
-            scores.push(s);
-            kinds.push(Kind::Normal);
-        }
-        let model = UnigramModel::new(pieces, scores, kinds, Some(0), false, 16).unwrap();
+        let model = crate::unigram::tests::model(table);
         UnigramTokenizer::new(
             model,
             SpecialTokens::new(Vec::new()).unwrap(),
