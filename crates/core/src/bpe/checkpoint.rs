@@ -26,7 +26,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use super::train::Word;
+use super::train::{add_pairs, Word};
 use crate::crc32::Crc32;
 use crate::error::{Error, Result};
 
@@ -338,10 +338,7 @@ pub(super) fn read(path: &Path) -> Result<State> {
         if count == 0 {
             return Err(reader.corrupt(format!("word {w} has count 0; every word occurs")));
         }
-        pair_total = match count
-            .checked_mul(u64::from(len.saturating_sub(1)))
-            .and_then(|pairs| pair_total.checked_add(pairs))
-        {
+        pair_total = match add_pairs(pair_total, count, len) {
             Some(t) => t,
             None => {
                 return Err(reader.corrupt(format!(

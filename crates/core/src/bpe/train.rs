@@ -391,26 +391,26 @@ impl Trainer {
 /// (a word loses at least one pair and gains none), so no pair count can
 /// overflow during training once it holds at the start.
 pub(super) fn check_pair_total(words: &[Word]) -> Result<()> {
-    let mut total = 0u64;
-    for word in words {
-        let pairs = u64::from(word.len.saturating_sub(1));
-        let fits = word
-            .count
-            .checked_mul(pairs)
-            .and_then(|w| total.checked_add(w));
-        match fits {
-            Some(t) => total = t,
-            None => {
-                return Err(Error::InvalidTraining(format!(
-                    "the pre-token counts are too large: counted over all pre-tokens, \
-                     the adjacent pairs number more than {} (the largest count the trainer \
-                     can hold); scale the counts down",
-                    u64::MAX
-                )))
-            }
-        }
-    }
-    Ok(())
+    words
+        .iter()
+        .try_fold(0u64, |total, word| add_pairs(total, word.count, word.len))
+        .map(|_| ())
+        .ok_or_else(|| {
+            Error::InvalidTraining(format!(
+                "the pre-token counts are too large: counted over all pre-tokens, \
+                 the adjacent pairs number more than {} (the largest count the trainer \
+                 can hold); scale the counts down",
+                u64::MAX
+            ))
+        })
+}
+
+/// `total` plus the pairs of a word of `len` symbols seen `count` times
+/// (`count` × (`len` − 1)), if that fits in a u64.
+pub(super) fn add_pairs(total: u64, count: u64, len: u32) -> Option<u64> {
+    count
+        .checked_mul(u64::from(len.saturating_sub(1)))
+        .and_then(|pairs| total.checked_add(pairs))
 }
 
 /// Whether merging `pair` keeps within `max_len` bytes (`max_token_length`).
