@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import _native
+from bytepair.counts import count_to_shards, train_from_counts
 from bytepair.errors import FormatError
 from bytepair.reference import bpe as reference
 from strategies import corpora
@@ -119,6 +120,24 @@ def test_bad_options_are_named():
         bytepair.train(TEXTS, 280, checkpoint="x.bpck", checkpoint_every=0)
     with pytest.raises(TypeError, match="byte-level BPE options"):
         bytepair.train(TEXTS, 280, model="unigram", max_token_length=4)
+
+
+def test_checkpoint_every_without_a_checkpoint_is_an_error(tmp_path):
+    # It would write nothing: the interval is only used with a checkpoint.
+    with pytest.raises(ValueError, match="checkpoint_every goes with checkpoint"):
+        bytepair.train(TEXTS, 280, checkpoint_every=5)
+    with pytest.raises(TypeError, match="byte-level BPE options"):
+        bytepair.train(TEXTS, 280, model="unigram", checkpoint_every=5)
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        bytepair.resume_training(tmp_path / "missing.bpck", checkpoint_every=-1)
+    out = tmp_path / "counts"
+    count_to_shards(TEXTS, out)
+    with pytest.raises(ValueError, match="checkpoint_every goes with checkpoint"):
+        train_from_counts(out, 280, checkpoint_every=5)
+    # With a checkpoint the interval is taken.
+    checkpoint = tmp_path / "run.bpck"
+    bytepair.train(TEXTS, 280, checkpoint=checkpoint, checkpoint_every=5)
+    assert checkpoint.exists()
 
 
 def _merges_in(checkpoint) -> int:

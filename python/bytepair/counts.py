@@ -407,7 +407,7 @@ def train_from_counts(
     min_frequency: int = 1,
     max_token_length: Optional[int] = None,
     checkpoint: Union[str, os.PathLike, None] = None,
-    checkpoint_every: float = 600.0,
+    checkpoint_every: Optional[float] = None,
     progress: Optional[bool] = None,
 ):
     """Train byte-level BPE on count shards: the same merges as training on the

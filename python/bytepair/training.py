@@ -27,6 +27,8 @@ BATCH_CHARS = 4 << 20
 MAX_VOCAB_SIZE = 1 << 32
 # Counts and lengths are 64-bit in the core.
 MAX_COUNT = (1 << 64) - 1
+# Seconds between checkpoint writes, by default.
+CHECKPOINT_EVERY = 600.0
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,7 @@ def train(
     min_frequency: Optional[int] = None,
     max_token_length: Optional[int] = None,
     checkpoint: Union[str, os.PathLike[str], None] = None,
-    checkpoint_every: float = 600.0,
+    checkpoint_every: Optional[float] = None,
     progress: Optional[bool] = None,
     **unigram_options,
 ):
@@ -186,9 +188,10 @@ def train(
     min_frequency (BPE): stop when the best pair occurs fewer times than this.
     max_token_length (BPE): no token longer than this many bytes is made.
     checkpoint (BPE): a file to keep the trainer's state in: written once the
-        corpus is counted, every ``checkpoint_every`` seconds, on Ctrl-C and at
-        the end; :func:`resume_training` goes on from it to the same merges.
-        An existing file is never overwritten (FileExistsError).
+        corpus is counted, every ``checkpoint_every`` seconds (default 600; only
+        with a checkpoint), on Ctrl-C and at the end; :func:`resume_training`
+        goes on from it to the same merges. An existing file is never
+        overwritten (FileExistsError).
     progress: show progress bars (default: when stderr is a terminal).
     unigram options (SentencePiece's names and defaults): character_coverage
         (0.9995), max_piece_length (16 characters), seed_size (1,000,000),
@@ -201,8 +204,12 @@ def train(
     """
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}: use one of {', '.join(MODELS)}")
-    if model != "bpe" and (max_token_length is not None or checkpoint is not None):
-        raise TypeError("max_token_length and checkpoint are byte-level BPE options")
+    if model != "bpe" and (
+        max_token_length is not None or checkpoint is not None or checkpoint_every is not None
+    ):
+        raise TypeError(
+            "max_token_length, checkpoint and checkpoint_every are byte-level BPE options"
+        )
     if model == "char-bpe":
         from .char_bpe import train_char_bpe
 
@@ -271,7 +278,8 @@ class BpeOptions:
     min_frequency: int = 1
     max_token_length: Optional[int] = None
     checkpoint: Optional[Path] = None
-    checkpoint_every: float = 600.0
+    # None: the default interval, which only a checkpoint uses.
+    checkpoint_every: Optional[float] = None
 
     def __post_init__(self) -> None:
         specials = self.special_tokens
@@ -285,12 +293,20 @@ class BpeOptions:
         if self.max_token_length is not None:
             check_size("max_token_length", self.max_token_length, 1, MAX_COUNT)
         every = self.checkpoint_every
-        if isinstance(every, bool) or not isinstance(every, (int, float)) or not every > 0:
-            raise ValueError(
-                f"checkpoint_every must be a positive number of seconds, not {every!r}"
-            )
+        if every is not None:
+            check_checkpoint_every(every)
+            if self.checkpoint is None:
+                raise ValueError(
+                    "checkpoint_every goes with checkpoint: without a checkpoint file "
+                    "nothing is written"
+                )
         if self.checkpoint is not None:
             check_checkpoint_path(self.checkpoint)
+
+
+def check_checkpoint_every(every: object) -> None:
+    if isinstance(every, bool) or not isinstance(every, (int, float)) or not every > 0:
+        raise ValueError(f"checkpoint_every must be a positive number of seconds, not {every!r}")
 
 
 def check_checkpoint_path(path: Path, what: str = "checkpoint") -> None:
@@ -358,7 +374,12 @@ def merge_counted(
             "max_token_length": options.max_token_length,
             "distinct_pretokens": len(counter),
         }
-        checkpoint = (options.checkpoint, json.dumps(meta), float(options.checkpoint_every))
+        every = options.checkpoint_every
+        checkpoint = (
+            options.checkpoint,
+            json.dumps(meta),
+            float(CHECKPOINT_EVERY if every is None else every),
+        )
     bar, report = _merge_bar(progress, options)
     try:
         trained = _native.train_bpe(
@@ -449,7 +470,7 @@ def resume_training(
     checkpoint: Union[str, os.PathLike[str]],
     vocab_size: Optional[int] = None,
     *,
-    checkpoint_every: float = 600.0,
+    checkpoint_every: float = CHECKPOINT_EVERY,
     progress: Optional[bool] = None,
 ) -> Tokenizer:
     """Goes on with the byte-level BPE training whose state ``checkpoint``
@@ -458,6 +479,7 @@ def resume_training(
     one extends a finished run. Checkpoints go on being written to the file.
     A damaged file is a FormatError naming the byte."""
     path = Path(checkpoint)
+    check_checkpoint_every(checkpoint_every)
     settings = read_checkpoint(path)
     run = settings.options
     vocab_size = run.vocab_size if vocab_size is None else vocab_size
@@ -466,7 +488,6 @@ def resume_training(
         run.special_tokens,
         run.min_frequency,
         run.max_token_length,
-        checkpoint_every=checkpoint_every,
     )
     started = time.perf_counter()
     bar, report = _merge_bar(progress, options, settings.merges_done)

@@ -20,12 +20,16 @@ fn separator_len(text: &[u8]) -> usize {
 /// Byte position of the first space or `▁` in `text` at or after `from`.
 fn next_separator(text: &str, from: usize) -> Option<usize> {
     let bytes = text.as_bytes();
+    let mut at = from;
     // Both start a character (0xE2: the lead byte of `▁`), so a match is a char boundary.
-    (from..bytes.len()).find(|&i| match bytes[i] {
-        b' ' => true,
-        0xE2 => bytes[i..].starts_with(METASPACE.as_bytes()),
-        _ => false,
-    })
+    while let Some(found) = memchr::memchr2(b' ', 0xE2, &bytes[at..]) {
+        let i = at + found;
+        if bytes[i] == b' ' || bytes[i..].starts_with(METASPACE.as_bytes()) {
+            return Some(i);
+        }
+        at = i + 1;
+    }
+    None
 }
 
 /// `text` cut before every space and `▁`: `"a  b"` -> `"a"`, `" "`, `" b"`.
@@ -113,6 +117,8 @@ mod tests {
         assert_eq!(words("ab▁▁c▁"), ["_ab", "_", "_c", "_"]);
         assert_eq!(words(" ▁"), ["_", "_", "_"]);
         assert!(words("").is_empty());
+        // Other characters led by 0xE2 (like `▁`) do not cut.
+        assert_eq!(words("a—b▁c€ d⁂"), ["_a—b", "_c€", "_d⁂"]);
     }
 
     #[test]
