@@ -110,7 +110,7 @@ def test_train_refuses_an_output_path_it_cannot_write_before_training(
     def no_training(*args, **kwargs):
         raise AssertionError("trained before finding that the output cannot be written")
 
-    monkeypatch.setattr(cli, "train", no_training)
+    monkeypatch.setattr(cli.train, "train", no_training)
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     gpt2 = ("--format", "gpt2")
@@ -164,7 +164,7 @@ def no_training(monkeypatch):
 
     from bytepair import counts, training
 
-    monkeypatch.setattr(cli, "train", trained)
+    monkeypatch.setattr(cli.train, "train", trained)
     monkeypatch.setattr(training, "resume_training", trained)
     monkeypatch.setattr(counts, "train_from_counts", trained)
     monkeypatch.setattr(counts, "read_shard", trained)
@@ -535,7 +535,7 @@ def test_ctrl_c_exits_130_quietly(tmp_path, corpus_file, monkeypatch, capsys):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "train", interrupted)
+    monkeypatch.setattr(cli.train, "train", interrupted)
     code = run("train", corpus_file, "-o", tmp_path / "t.json", "--vocab-size", "270")
     assert code == 130
     assert "Traceback" not in capsys.readouterr().err
@@ -729,13 +729,14 @@ def test_encode_nbest_json_is_one_json_list(tmp_path, capsys):
 def test_warnings_are_one_bytepair_line_for_every_command(tokenizer_file, monkeypatch, capsys):
     import warnings
 
-    real_load = cli._load
+    real_load = cli.common._load
 
     def warning_load(spec):
         warnings.warn("this file is odd", UserWarning, stacklevel=2)
         return real_load(spec)
 
-    monkeypatch.setattr(cli, "_load", warning_load)
+    for module in (cli.inspect, cli.encode):  # where inspect and encode look it up
+        monkeypatch.setattr(module, "_load", warning_load)
     for command in (("inspect", tokenizer_file), ("encode", "-m", tokenizer_file, "the cat")):
         with warnings.catch_warnings():
             warnings.simplefilter("always")

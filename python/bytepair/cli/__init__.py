@@ -1,0 +1,79 @@
+"""The ``bytepair`` command line: train, count, encode-dataset, encode, decode,
+inspect, steps, viz, analyze, convert, gage, demo.
+
+A tokenizer is named by ``--model`` (alias ``-t/--tokenizer``): one of OpenAI's
+encodings (``cl100k_base``, read from ``$BYTEPAIR_TIKTOKEN_DIR``) or a path to a
+``tokenizer.json``, a GPT-2 directory (``vocab.json`` + ``merges.txt``), a
+``.tiktoken`` file or a SentencePiece ``.model`` file.
+
+Every user error (a missing file, a corrupt tokenizer, a disallowed special
+token, an id outside the vocabulary, an output that already exists) ends as
+one line ``bytepair: error: <message>`` on stderr and exit status 1; argparse
+reports a malformed command line the same way with status 2. Ctrl-C exits with
+130 and no traceback; a reader that closes the pipe early (``| head``) ends the
+command quietly.
+
+Text crosses stdin and stdout as UTF-8, byte for byte: nothing is added or
+stripped, so ``encode`` then ``decode`` gives back exactly the input.
+
+The package: ``parser`` builds the argparse parser; ``common`` holds what
+several commands share; ``train`` (train, count), ``encode`` (encode-dataset,
+encode, decode), ``inspect`` (inspect, steps, viz, analyze) and ``convert``
+(convert, gage, demo) hold the commands; ``main`` (here) runs one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Optional
+
+from .common import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED, PROG, CommandError
+from .parser import build_parser
+
+# ---- Running ----
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error) or type(error).__name__
+
+
+def _silence_stdout() -> None:
+    # The reader is gone; point stdout at devnull so the interpreter's final
+    # flush does not raise a second BrokenPipeError at exit.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one ``bytepair: warning: ...`` line on stderr (no source line)."""
+    print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Runs the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        with warnings.catch_warnings():  # restores showwarning for an embedding caller
+            warnings.showwarning = _show_warning
+            status = args.run(args)
+        sys.stdout.flush()
+        return status
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # before OSError: it is one
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except (CommandError, ValueError, OSError) as e:
+        # ValueError: the library's errors about its input (FormatError,
+        # DisallowedSpecialError, bad ids, bad training arguments);
+        # OSError: files that cannot be read or written.
+        print(f"{PROG}: error: {_describe(e)}", file=sys.stderr)
+        return EXIT_ERROR

@@ -1,0 +1,168 @@
+"""The commands that write files from others: ``convert`` (a tokenizer in
+another format), ``gage compress`` / ``gage decompress`` (Gage's byte pair
+compression of any file) and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+from typing import Callable
+
+from ..demo import run_demo
+from ..tokenizer import Tokenizer
+from .common import (
+    PROG,
+    CommandError,
+    _load,
+    _made_directory,
+    _train_targets,
+    _write_bytes,
+)
+
+# ---- convert ----
+
+CONVERT_FORMATS = ("tiktoken", "huggingface", "gpt2")
+
+
+def _convert_targets(output: str, to: str) -> tuple[Path, list[Path]]:
+    """Where the conversion writes: (the path to pass the writer, the files it creates)."""
+    if to == "tiktoken":
+        from ..formats.tiktoken import sidecar_path
+
+        path = Path(output)
+        if path.is_dir():
+            raise CommandError(
+                f"{output} is a directory; --to tiktoken writes a file (NAME.tiktoken, "
+                "plus NAME.tiktoken.json with the pattern and special tokens)"
+            )
+        if not path.name.endswith(".tiktoken"):
+            raise CommandError(
+                f"{output}: --to tiktoken writes a file whose name ends in .tiktoken (bytepair "
+                f"reads a file as tiktoken's by that name): give {output}.tiktoken"
+            )
+        return path, [path, sidecar_path(path)]
+    return _train_targets(output, to)
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    if args.allow_inexact and args.to != "tiktoken":
+        raise CommandError("--allow-inexact only applies to --to tiktoken")
+    save_path, targets = _convert_targets(args.output, args.to)
+    existing = [str(t) for t in targets if t.exists()]
+    if existing and not args.force:
+        verb = "exists" if len(existing) == 1 else "exist"
+        raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
+    tokenizer = _load(args.input)
+    if not isinstance(tokenizer, Tokenizer):
+        algorithm = tokenizer.model.algorithm
+        if algorithm != "unigram":
+            raise CommandError(
+                f"{args.input} is a SentencePiece {algorithm.upper()} model (it merges pieces by their "
+                "scores, not by a merge list of bytes): bytepair cannot convert it to any format "
+                "(it writes SentencePiece-style models only as a unigram tokenizer.json)"
+            )
+        if args.to != "huggingface":
+            raise CommandError(
+                f"{args.input} is a unigram SentencePiece-style model; "
+                "it converts to --to huggingface only (tokenizer.json)"
+            )
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if args.to == "tiktoken":
+            from ..formats.tiktoken import save_tiktoken
+
+            with _made_directory(save_path.parent):
+                try:
+                    save_tiktoken(tokenizer, save_path, force=args.allow_inexact, overwrite=True)
+                except ValueError as e:  # the library's hint names its argument, not the flag
+                    raise CommandError(_cli_force_hint(str(e))) from None
+        else:
+            if isinstance(tokenizer, Tokenizer) and tokenizer.model.merges is None:
+                # tiktoken's rule as a merge list, checked to give the same ids.
+                from ..formats.tiktoken import merge_list_model
+
+                tokenizer = Tokenizer(merge_list_model(tokenizer))
+            with _made_directory(save_path if args.to == "gpt2" else save_path.parent):
+                tokenizer.save(save_path, format=args.to, overwrite=True)
+    for warning in caught:
+        print(f"{PROG}: warning: {_cli_force_hint(str(warning.message))}", file=sys.stderr)
+    print(f"wrote {', '.join(str(t) for t in targets)}")
+    return 0
+
+
+def _cli_force_hint(message: str) -> str:
+    """The tiktoken exporter's message with its Python argument named as the flag."""
+    return message.replace(
+        "Pass force=True to export it anyway", "Pass --allow-inexact to write it anyway"
+    ).replace("(force=True)", "(--allow-inexact)")
+
+
+# ---- gage ----
+
+
+def _read_binary(source: str) -> bytes:
+    """All the bytes of the file ``source``, or of stdin for "-"."""
+    if source == "-":
+        binary = getattr(sys.stdin, "buffer", None)
+        if binary is None:
+            raise CommandError("'-' needs a binary stdin; this one only gives text")
+        return binary.read()
+    path = Path(source)
+    if path.is_dir():
+        raise CommandError(f"{source}: is a directory")
+    if not path.exists():
+        raise CommandError(f"{source}: no such file")
+    return path.read_bytes()
+
+
+def _gage(args: argparse.Namespace, work: Callable[[bytes], bytes]) -> tuple[bytes, bytes]:
+    """(input, output) of ``work``, the output written to OUT; checks OUT before reading."""
+    if args.output != "-":
+        target = Path(args.output)
+        if target.is_dir():
+            raise CommandError(f"{args.output} is a directory; give a file name")
+        if target.exists() and not args.force:
+            raise CommandError(f"{args.output} already exists; pass --force to replace")
+    data = _read_binary(args.input)
+    try:
+        result = work(data)
+    except ValueError as e:
+        raise CommandError(f"{'stdin' if args.input == '-' else args.input}: {e}") from None
+    if args.output == "-":
+        _write_bytes(result)
+    else:
+        Path(args.output).write_bytes(result)
+    return data, result
+
+
+def cmd_gage_compress(args: argparse.Namespace) -> int:
+    from .. import gage
+
+    data, packed = _gage(args, gage.compress)
+    ratio = f"{len(packed) / len(data):.1%} of the original" if data else "empty input"
+    # On stderr when stdout carries the compressed bytes.
+    print(
+        f"{args.input}: {len(data):,} -> {len(packed):,} bytes ({ratio}), wrote {args.output}",
+        file=sys.stderr if args.output == "-" else sys.stdout,
+    )
+    return 0
+
+
+def cmd_gage_decompress(args: argparse.Namespace) -> int:
+    from .. import gage
+
+    _, data = _gage(args, gage.decompress)
+    if args.output != "-":
+        print(f"wrote {args.output} ({len(data):,} bytes)")
+    return 0
+
+
+# ---- demo ----
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    run_demo(args.vocab_size, args.output, force=args.force)
+    return 0

@@ -1,0 +1,328 @@
+"""The commands that look into a tokenizer or into training: ``inspect``,
+``steps`` (training merge by merge), ``viz`` (the same as an interactive page)
+and ``analyze`` (measurements on held-out text, vocabulary-size sweeps)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..demo import format_merge, readable
+from ..errors import NotUtf8Error, decode_utf8
+from ..tokenizer import Tokenizer
+from .common import CommandError, _check_writable, _corpus, _load, _read_stdin_text, _write_text
+
+SHOWN_MERGES = 10
+SHOWN_LONGEST = 10
+
+
+# ---- inspect ----
+
+
+def _merge_lines(tokenizer: Tokenizer, merge_ids: list[tuple[int, int]], ranks: range) -> list[str]:
+    model = tokenizer.model
+    special_ids = set(model.special_tokens.values())
+    token_id = {b: i for i, b in enumerate(model.tokens) if b is not None and i not in special_ids}
+    lines = []
+    for rank in ranks:
+        left, right = merge_ids[rank]
+        left_bytes, right_bytes = model.tokens[left], model.tokens[right]
+        result = token_id.get(left_bytes + right_bytes)
+        suffix = f"  id {result}" if result is not None else ""
+        lines.append(f"  {format_merge(rank + 1, left_bytes, right_bytes)}{suffix}")
+    return lines
+
+
+def _inspect_unigram(path: str, tokenizer) -> list[str]:
+    """inspect's lines for a SentencePieceTokenizer: kinds of pieces, the
+    most probable and the longest pieces."""
+    model = tokenizer.model
+    kinds: dict[str, int] = {}
+    for kind in model.kinds:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    words = "metaspace" if model.pretokenizer is None else model.pretokenizer.name
+    out = [
+        f"tokenizer:      {path}",
+        f"model:          {model.algorithm} ({tokenizer.flavor}'s rules)",
+        f"vocab size:     {tokenizer.n_vocab}: "
+        + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())),
+        f"words:          {words}; byte fallback {'on' if model.byte_fallback else 'off'}",
+        f"special tokens: {len(tokenizer.special_tokens) or 'none'}",
+    ]
+    for text, token in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1]):
+        out.append(f"  id {token:>6}  {text!r}")
+    normal = [i for i, kind in enumerate(model.kinds) if kind == "normal"]
+    best = sorted(normal, key=lambda i: (-model.scores[i], i))[:SHOWN_MERGES]
+    out.append(f"{len(best)} highest-scoring pieces:")
+    out += [f"  id {i:>6}  {model.scores[i]:>10.4f}  {model.pieces[i]!r}" for i in best]
+    longest = sorted(normal, key=lambda i: (-len(model.pieces[i]), i))[:SHOWN_LONGEST]
+    out.append(f"{len(longest)} longest pieces:")
+    out += [f"  id {i:>6}  {len(model.pieces[i]):>3} chars  {model.pieces[i]!r}" for i in longest]
+    return out
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    tokenizer = _load(args.path)
+    if not isinstance(tokenizer, Tokenizer):
+        _write_text("\n".join(_inspect_unigram(args.path, tokenizer)) + "\n")
+        return 0
+    model = tokenizer.model
+    pre = tokenizer.pretokenizer
+    merge_ids = tokenizer.merge_ids
+    n_merges = len(merge_ids)
+    unused = sum(token is None for token in model.tokens)
+    out = [
+        f"tokenizer:      {args.path}",
+        f"vocab size:     {tokenizer.n_vocab}" + (f" ({unused} ids unused)" if unused else ""),
+        f"merges:         {n_merges}"
+        + (" (derived: tiktoken ranks tokens by id)" if model.merges is None else ""),
+        f"pre-tokenizer:  {pre.kind if pre.kind != 'regex' else f'regex {pre.pattern!r}'}",
+        f"special tokens: {len(model.special_tokens) or 'none'}",
+    ]
+    for text, token in sorted(model.special_tokens.items(), key=lambda item: item[1]):
+        out.append(f"  id {token:>6}  {text!r}")
+
+    if n_merges <= 2 * SHOWN_MERGES:
+        out.append(f"merges (all {n_merges}):" if n_merges else "merges: none")
+        out += _merge_lines(tokenizer, merge_ids, range(n_merges))
+    else:
+        out.append(f"first {SHOWN_MERGES} merges:")
+        out += _merge_lines(tokenizer, merge_ids, range(SHOWN_MERGES))
+        out.append(f"last {SHOWN_MERGES} merges:")
+        out += _merge_lines(tokenizer, merge_ids, range(n_merges - SHOWN_MERGES, n_merges))
+
+    special_ids = set(model.special_tokens.values())
+    ordinary = [
+        i for i, token in enumerate(model.tokens) if token is not None and i not in special_ids
+    ]
+    longest = sorted(ordinary, key=lambda i: (-len(model.tokens[i]), i))[:SHOWN_LONGEST]
+    out.append(f"{len(longest)} longest tokens:")
+    for token in longest:
+        data = model.tokens[token]
+        out.append(f"  id {token:>6}  {len(data):>3} bytes  {readable(data)}")
+    _write_text("\n".join(out) + "\n")
+    return 0
+
+
+# ---- steps ----
+
+
+def cmd_steps(args: argparse.Namespace) -> int:
+    from ..trace import render, trace
+
+    if args.text:
+        corpus: list = [args.source]
+    elif args.source == "-":
+        corpus = [_read_stdin_text("the corpus")]
+    else:
+        corpus = _corpus([args.source])
+    if args.lines:  # each line a text of its own (with --pretokenizer none: one word each)
+        texts = [c if isinstance(c, str) else c.read_text(encoding="utf-8") for c in corpus]
+        corpus = [line for text in texts for line in text.splitlines() if line]
+    color = sys.stdout.isatty() if args.color is None else args.color
+    steps = trace(
+        corpus, merges=args.merges, pretokenizer=args.pretokenizer, top=args.top, show=args.show
+    )
+    done = 0
+    for step in steps:
+        _write_text(("\n" if done else "") + render(step, color=color) + "\n")
+        done += 1
+    if done < args.merges:
+        _write_text(f"(stopped after {done} merges: no pair of tokens is left)\n")
+    return 0
+
+
+# ---- viz ----
+
+
+def cmd_viz(args: argparse.Namespace) -> int:
+    from ..viz import SAMPLE, page_data, write_page_data
+
+    output = Path(args.output)
+    if output.exists() and not args.force:
+        raise CommandError(f"{output} already exists; pass --force to replace")
+    corpus = _corpus(args.files or ["-"])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    data = page_data(corpus, args.merges, pretokenizer=args.pretokenizer)
+    write_page_data(data, output, SAMPLE)
+    # A small corpus runs out of pairs before --merges: say how many the page shows.
+    print(
+        f"wrote {output}: {len(data['steps'])} merges; open it in a browser (it needs no network)"
+    )
+    return 0
+
+
+# ---- analyze ----
+
+
+def _sizes(text: str) -> list[int]:
+    """'256,512,1k,32k' -> [256, 512, 1000, 32000]."""
+    sizes = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        scale = 1000 if part.endswith("k") else 1
+        try:
+            sizes.append(int(part.rstrip("k")) * scale)
+        except ValueError:
+            raise CommandError(f"--sweep: {part!r} is not a size (e.g. 512 or 8k)") from None
+    return sizes
+
+
+def _table(headers: list[str], rows: list[list[object]], style: str) -> str:
+    cells = [[f"{c:.4f}" if isinstance(c, float) else str(c) for c in row] for row in rows]
+    if style == "markdown":
+        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells])
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
+    return "\n".join([fmt.format(*headers)] + [fmt.format(*row) for row in cells])
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from .. import analysis
+
+    if args.plot and not args.sweep:
+        raise CommandError("--plot draws the --sweep: give --sweep SIZES")
+    if not (args.models or args.sweep):
+        raise CommandError("nothing to measure: give MODEL(s) and/or --sweep SIZES")
+    sizes = _sizes(args.sweep) if args.sweep else []
+    if args.plot:  # checked before the sweep, which trains a tokenizer per size
+        _check_plot_target(args.plot, args.force)
+    heldout = _read_corpus_text(args.text, "--text")
+    train_text = _read_corpus_text(args.train, "--train") if args.train else None
+    if args.sweep and train_text is None:
+        raise CommandError("--sweep and --plot train tokenizers: give --train TEXT_FILE")
+    report: dict = {"tokenizers": [], "sweep": [], "sentences": {}}
+    for spec in args.models:
+        tok = _load(spec)
+        row = analysis.measure(tok, heldout, name=spec).as_dict()
+        if train_text is not None:
+            row["word_oov_same_size"] = analysis.word_oov(
+                train_text, heldout, tok.n_vocab
+            ).word_oov_rate
+        if args.embedding_dim:
+            row["embedding_params"] = analysis.embedding_parameters(
+                tok.n_vocab, args.embedding_dim, tied=not args.untied
+            )
+        report["tokenizers"].append(row)
+        if args.by_script:
+            for script, part in analysis.by_script(heldout).items():
+                entry = analysis.measure(tok, part, name=f"{spec} [{script}]").as_dict()
+                report.setdefault("by_script", []).append(entry)
+        if args.sentences:
+            sentences = [line for line in heldout.splitlines() if line.strip()][: args.sentences]
+            report["sentences"][spec] = analysis.sentence_report(tok, sentences)
+    if args.sweep:
+        options = {"model": args.sweep_model}
+        for row in analysis.sweep(train_text, heldout, sizes, **options):
+            entry = {**row.__dict__}
+            if args.embedding_dim:
+                entry["embedding_params"] = analysis.embedding_parameters(
+                    row.vocab_size, args.embedding_dim, tied=not args.untied
+                )
+            report["sweep"].append(entry)
+    if train_text is not None:
+        oov = analysis.word_oov(train_text, heldout)
+        report["word_vocabulary"] = {
+            "size": oov.size,
+            "word_oov_rate": oov.word_oov_rate,
+            "word_type_oov_rate": oov.word_type_oov_rate,
+        }
+    if args.plot:
+        _plot_sweep(report["sweep"], args.plot)
+    if args.format == "json":
+        _write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    keys = [
+        "name",
+        "vocab_size",
+        "bytes_per_token",
+        "tokens_per_word",
+        "vocab_used",
+        "renyi_efficiency",
+        "unknown_tokens",
+    ]
+    keys += [
+        k
+        for k in ("word_oov_same_size", "embedding_params")
+        if report["tokenizers"] and k in report["tokenizers"][0]
+    ]
+    out = []
+    if report["tokenizers"]:
+        out.append(_table(keys, [[r[k] for k in keys] for r in report["tokenizers"]], args.format))
+    if report.get("by_script"):
+        rows = [[r[k] for k in keys[:7]] for r in report["by_script"]]
+        out += ["", "by script (lines grouped by the writing system of their letters):"]
+        out.append(_table(keys[:7], rows, args.format))
+    if report["sweep"]:
+        skeys = list(report["sweep"][0])
+        out += ["", _table(skeys, [[r[k] for k in skeys] for r in report["sweep"]], args.format)]
+    if "word_vocabulary" in report:
+        w = report["word_vocabulary"]
+        out += [
+            "",
+            f"word-level vocabulary of all {w['size']:,} training words: "
+            f"{w['word_oov_rate']:.2%} of held-out words are out of it "
+            f"({w['word_type_oov_rate']:.2%} of distinct ones); a byte-level BPE has no OOV",
+        ]
+    for spec, lines in report["sentences"].items():
+        out += ["", f"{spec}: tokens per sentence, boundaries as |"] + lines
+    _write_text("\n".join(out).lstrip("\n") + "\n")
+    return 0
+
+
+def _read_corpus_text(path: str, what: str) -> str:
+    source = Path(path)
+    if not source.is_file():
+        raise CommandError(f"{what} {path}: no such file")
+    try:
+        return decode_utf8(source.read_bytes())
+    except NotUtf8Error as e:
+        raise CommandError(f"{path}: {e}") from None
+
+
+def _check_plot_target(path: str, force: bool) -> None:
+    """Errors the plot would meet only after the sweep: an existing file (without
+    --force), a bad path, no matplotlib."""
+    target = Path(path)
+    _check_writable(target, "--plot")
+    if target.exists() and not force:
+        raise CommandError(f"{path} already exists; pass --force to replace")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise CommandError("--plot needs matplotlib: pip install 'bytepair[viz]'") from None
+
+
+def _plot_sweep(rows: list[dict], path: str) -> None:
+    """Bytes per token and (with --embedding-dim) the embedding size against
+    the vocabulary size, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sizes = [r["vocab_size"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(sizes, [r["bytes_per_token"] for r in rows], marker="o", label="bytes per token")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("vocabulary size")
+    ax.set_ylabel("held-out bytes per token")
+    if rows and "embedding_params" in rows[0]:
+        twin = ax.twinx()
+        twin.plot(
+            sizes,
+            [r["embedding_params"] / 1e6 for r in rows],
+            color="tab:red",
+            marker="s",
+            label="embedding parameters (M)",
+        )
+        twin.set_ylabel("embedding parameters (millions)")
+    ax.set_title("sequence length vs vocabulary size")
+    fig.tight_layout()
+    fig.savefig(target, dpi=120)
+    plt.close(fig)

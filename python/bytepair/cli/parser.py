@@ -1,0 +1,535 @@
+"""The argparse parser: every command's arguments, each command's ``run``
+function, and the argument types that check numbers and sizes."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from .. import __version__
+from ..demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE
+from ..encodings import ENCODINGS
+from ..pretokenizers import BUILTIN_PATTERNS
+from .common import PROG
+from .convert import CONVERT_FORMATS, cmd_convert, cmd_demo, cmd_gage_compress, cmd_gage_decompress
+from .encode import cmd_decode, cmd_encode, cmd_encode_dataset
+from .inspect import cmd_analyze, cmd_inspect, cmd_steps, cmd_viz
+from .train import cmd_count, cmd_train
+
+# ---- Arguments ----
+
+
+def _at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
+        return value
+
+    return parse
+
+
+def _memory(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    scale = units.get(text[-1:].lower(), 1)
+    try:
+        return int(float(text[:-1] if scale > 1 else text) * scale)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 512M or 4G)") from None
+
+
+def _model_argument(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "-m",
+        "--model",
+        "-t",
+        "--tokenizer",
+        dest="model",
+        required=True,
+        metavar="MODEL",
+        help=f"an encoding name ({', '.join(ENCODINGS)}; the .tiktoken file is read from "
+        "$BYTEPAIR_TIKTOKEN_DIR), or a path: a tokenizer.json, a GPT-2 directory "
+        "(vocab.json + merges.txt), a .tiktoken file or a SentencePiece .model file",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Train and use exact subword tokenizers: byte-level BPE and the unigram LM.",
+        epilog=f"First time? Run `{PROG} demo`.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    train_cmd = commands.add_parser(
+        "train",
+        help="train a tokenizer on text files or stdin",
+        description="Train byte-level BPE or a unigram LM on UTF-8 text files (each file is one "
+        "text) or stdin.",
+    )
+    train_cmd.add_argument(
+        "files", nargs="*", metavar="FILE", help="UTF-8 text files; '-' or none: read stdin"
+    )
+    train_cmd.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="huggingface: a tokenizer.json path, or a directory to write tokenizer.json in; "
+        "gpt2: a directory for vocab.json + merges.txt",
+    )
+    train_cmd.add_argument(
+        "--vocab-size",
+        type=_at_least(1),
+        metavar="N",
+        help="tokens in the vocabulary, counting the 256 bytes and the special tokens "
+        "(required, except with --resume: the checkpoint's)",
+    )
+    train_cmd.add_argument(
+        "--special",
+        action="append",
+        metavar="TOKEN",
+        help="a special token (repeat for more; ids 0, 1, ... in the order given)",
+    )
+    train_cmd.add_argument(
+        "--model",
+        choices=["bpe", "unigram"],
+        default="bpe",
+        help="bpe: byte-level BPE (default); unigram: the unigram language model "
+        "(SentencePiece's algorithm)",
+    )
+    pre = train_cmd.add_mutually_exclusive_group()
+    pre.add_argument(
+        "--pretokenizer",
+        choices=[*BUILTIN_PATTERNS, "metaspace"],
+        default=None,
+        help="how text is cut into pieces (default: gpt2 for bpe, metaspace for unigram: "
+        "SentencePiece's words, a space written as ▁ at the front of each)",
+    )
+    pre.add_argument(
+        "--pretokenizer-regex",
+        metavar="PATTERN",
+        help="cut text with this regex instead (the syntax of tiktoken's patterns: "
+        "\\p{L}, \\p{N}, look-ahead)",
+    )
+    train_cmd.add_argument(
+        "--min-frequency",
+        type=_at_least(1),
+        default=None,
+        metavar="K",
+        help="bpe: stop when the most frequent pair occurs fewer than K times (default: 1)",
+    )
+    train_cmd.add_argument(
+        "--max-token-length",
+        type=_at_least(1),
+        metavar="BYTES",
+        help="bpe: make no token longer than this many bytes",
+    )
+    train_cmd.add_argument(
+        "--stream",
+        action="store_true",
+        default=None,
+        help="read FILEs as streamed documents (files, globs, directories; text where a blank "
+        "line ends a document, JSON lines or Parquet with --field; .gz/.zst) instead of each "
+        "file as one text",
+    )
+    train_cmd.add_argument("--field", help="--stream: JSON lines/Parquet field (default: text)")
+    ckpt = train_cmd.add_argument_group("checkpoints (bpe)")
+    ckpt.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        help="keep the trainer's state in FILE (once counted, every --checkpoint-every "
+        "seconds, on Ctrl-C, at the end); must not exist yet",
+    )
+    ckpt.add_argument(
+        "--checkpoint-every",
+        type=float,
+        metavar="SECONDS",
+        help="how often to write the checkpoint while merging (default: 600)",
+    )
+    ckpt.add_argument(
+        "--resume",
+        metavar="FILE",
+        help="go on from a checkpoint (no FILE inputs): the merges of the uninterrupted run; "
+        "a larger --vocab-size extends a finished run",
+    )
+    uni = train_cmd.add_argument_group("unigram options (SentencePiece's names and defaults)")
+    uni.add_argument(
+        "--character-coverage",
+        type=float,
+        metavar="F",
+        help="share of character occurrences the kept characters cover (default: 0.9995)",
+    )
+    uni.add_argument(
+        "--max-piece-length", type=_at_least(1), metavar="N", help="in characters (default: 16)"
+    )
+    uni.add_argument(
+        "--seed-size",
+        type=_at_least(1),
+        metavar="N",
+        help="frequent substrings to start from (default: 1000000)",
+    )
+    uni.add_argument(
+        "--shrinking-factor",
+        type=float,
+        metavar="F",
+        help="share of pieces a pruning keeps (default: 0.75)",
+    )
+    uni.add_argument(
+        "--num-sub-iterations",
+        type=_at_least(1),
+        metavar="N",
+        help="EM steps between prunings (default: 2)",
+    )
+    uni.add_argument(
+        "--byte-fallback",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="characters left out become their UTF-8 byte pieces instead of <unk> (default: no)",
+    )
+    train_cmd.add_argument(
+        "--format",
+        choices=["huggingface", "gpt2"],
+        default="huggingface",
+        help="huggingface: tokenizer.json (default); gpt2: vocab.json + merges.txt",
+    )
+    train_cmd.add_argument(
+        "--from-counts",
+        nargs="+",
+        metavar="DIR",
+        help="train BPE on count directories written by `bytepair count` (their shards merge)",
+    )
+    train_cmd.add_argument("--force", action="store_true", help="replace an existing output")
+    train_cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr (default: when stderr is a terminal)",
+    )
+    train_cmd.set_defaults(run=cmd_train)
+
+    encode_cmd = commands.add_parser(
+        "encode",
+        help="text -> token ids",
+        description="Print the token ids of TEXT (or of stdin, exactly, newline included).",
+    )
+    _model_argument(encode_cmd)
+    encode_cmd.add_argument("text", nargs="?", metavar="TEXT", help="the text (default: stdin)")
+    encode_cmd.add_argument("--json", action="store_true", help="print a JSON list")
+    specials = encode_cmd.add_mutually_exclusive_group()
+    specials.add_argument(
+        "--allow-special",
+        action="store_true",
+        help="encode special-token text as the special ids (default: it is an error)",
+    )
+    specials.add_argument(
+        "--ordinary", action="store_true", help="encode special-token text as plain text"
+    )
+    unigram_encode = encode_cmd.add_mutually_exclusive_group()
+    unigram_encode.add_argument(
+        "--nbest",
+        type=_at_least(1),
+        metavar="K",
+        help="unigram: the K best segmentations, one per line: log-probability, tab, ids "
+        '(with --json: one JSON list of {"logprob": ..., "ids": [...]} objects, best first)',
+    )
+    unigram_encode.add_argument(
+        "--sample",
+        action="store_true",
+        help="unigram: a segmentation drawn with probability ∝ P^alpha (subword regularization)",
+    )
+    encode_cmd.add_argument("--alpha", type=float, metavar="A", help="with --sample (default: 0.1)")
+    encode_cmd.add_argument(
+        "--seed", type=int, metavar="S", help="with --sample: reproducible draws"
+    )
+    encode_cmd.set_defaults(run=cmd_encode)
+
+    decode_cmd = commands.add_parser(
+        "decode",
+        help="token ids -> text",
+        description="Print the text of the ids (arguments, or stdin: whitespace-separated "
+        "or a JSON list). Invalid UTF-8 becomes U+FFFD; --bytes gives the raw bytes.",
+    )
+    _model_argument(decode_cmd)
+    decode_cmd.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: stdin)")
+    decode_cmd.add_argument("--bytes", action="store_true", help="write the raw bytes")
+    decode_cmd.set_defaults(run=cmd_decode)
+
+    inspect_cmd = commands.add_parser(
+        "inspect",
+        help="summarize a tokenizer",
+        description="Vocab size, merges, pre-tokenizer, special tokens, first and last merges "
+        "and the longest tokens of a tokenizer.json, a directory holding one or "
+        "vocab.json + merges.txt, a .tiktoken file, a SentencePiece .model file or an "
+        "encoding name (for a unigram model: its pieces, scores and longest pieces).",
+    )
+    inspect_cmd.add_argument(
+        "path", metavar="MODEL", help="a path, or an encoding name (as for encode --model)"
+    )
+    inspect_cmd.set_defaults(run=cmd_inspect)
+
+    count_cmd = commands.add_parser(
+        "count",
+        help="count pre-tokens into shards (bounded memory), for train --from-counts",
+        description="Count the pre-tokens of INPUTS (files, globs, directories; text, JSON "
+        "lines, Parquet; .gz/.zst) into hash-partitioned shards in OUT, writing a run out "
+        "whenever the counts pass --max-memory. Directories of several runs or machines merge "
+        "exactly in `bytepair train --from-counts`.",
+    )
+    count_cmd.add_argument("inputs", nargs="+", metavar="INPUT")
+    count_cmd.add_argument("-o", "--output", required=True, metavar="DIR")
+    count_cmd.add_argument("--field", default="text", help="JSON lines / Parquet field (text)")
+    count_pre = count_cmd.add_mutually_exclusive_group()
+    count_pre.add_argument("--pretokenizer", choices=list(BUILTIN_PATTERNS), default="gpt2")
+    count_pre.add_argument("--pretokenizer-regex", metavar="PATTERN")
+    count_cmd.add_argument("--special", action="append", metavar="TOKEN")
+    count_cmd.add_argument("--partitions", type=_at_least(1), default=16, metavar="P")
+    count_cmd.add_argument(
+        "--max-memory", type=_memory, default=1 << 30, metavar="SIZE", help="e.g. 512M (1G)"
+    )
+    count_cmd.add_argument("--force", action="store_true", help="replace existing counts")
+    count_cmd.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="count on Ray: a local cluster, or ADDRESS (auto, HOST:PORT, ray://...); inputs "
+        "and DIR must be on a filesystem every node shares (pip install 'bytepair[ray]')",
+    )
+    count_cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr (default: when stderr is a terminal)",
+    )
+    count_cmd.set_defaults(run=cmd_count)
+
+    dataset_cmd = commands.add_parser(
+        "encode-dataset",
+        help="encode a corpus into numpy token shards (resumable)",
+        description="Encode the documents of INPUTS (files, globs, directories; text, JSON "
+        "lines, Parquet; .gz/.zst) into shards of uint16 tokens (uint32 when the vocabulary "
+        "needs it) with document offsets, on all cores. Read them with "
+        "bytepair.dataset.TokenDataset(OUT). An interrupted run goes on with --resume.",
+    )
+    dataset_cmd.add_argument("inputs", nargs="+", metavar="INPUT")
+    _model_argument(dataset_cmd)
+    dataset_cmd.add_argument("-o", "--output", required=True, metavar="DIR")
+    dataset_cmd.add_argument("--field", default="text", help="JSON lines / Parquet field (text)")
+    dataset_cmd.add_argument(
+        "--eot",
+        metavar="TOKEN",
+        help="append this token after every document: a special token's text "
+        "(e.g. '<|endoftext|>') or an id",
+    )
+    dataset_cmd.add_argument(
+        "--dtype",
+        choices=["uint16", "uint32"],
+        help="token type (default: uint16 when every id fits, else uint32)",
+    )
+    dataset_cmd.add_argument(
+        "--shard-tokens",
+        type=_at_least(1),
+        metavar="N",
+        help="a shard closes after the document that brings it to N tokens (default: 2^27)",
+    )
+    dataset_cmd.add_argument(
+        "--allow-special",
+        action="store_true",
+        help="encode special-token text as the special ids (default: as plain text)",
+    )
+    dataset_again = dataset_cmd.add_mutually_exclusive_group()
+    dataset_again.add_argument(
+        "--resume", action="store_true", help="finish an interrupted run in DIR"
+    )
+    dataset_again.add_argument("--force", action="store_true", help="replace a dataset in DIR")
+    dataset_cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr (default: when stderr is a terminal)",
+    )
+    dataset_cmd.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="encode on Ray: a local cluster, or ADDRESS (auto, HOST:PORT, ray://...); inputs "
+        "and DIR must be on a filesystem every node shares (pip install 'bytepair[ray]')",
+    )
+    dataset_cmd.set_defaults(run=cmd_encode_dataset)
+
+    steps_cmd = commands.add_parser(
+        "steps",
+        help="watch BPE training merge by merge",
+        description="Train byte-level BPE one merge at a time and print each step: the merge "
+        "and its count, why it won (ties go to the smallest (left, right) bytes), the pair "
+        "counts and the corpus after the merge. SOURCE is a text file, '-' for stdin, or with "
+        "--text the text itself.",
+    )
+    steps_cmd.add_argument("source", metavar="SOURCE", help="a UTF-8 file, '-' (stdin), or text")
+    steps_cmd.add_argument(
+        "--text", action="store_true", help="SOURCE is the corpus itself, not a file"
+    )
+    steps_cmd.add_argument(
+        "--lines",
+        action="store_true",
+        help="each line is a text of its own (pairs never cross lines; with --pretokenizer "
+        "none, each line is one word, as in SPEC §1's worked example)",
+    )
+    steps_cmd.add_argument(
+        "--merges", type=_at_least(0), default=10, metavar="N", help="how many (default 10)"
+    )
+    steps_cmd.add_argument(
+        "--pretokenizer",
+        choices=list(BUILTIN_PATTERNS),
+        default="gpt2",
+        help="how text is cut before merging (default gpt2; none: the whole text is one word)",
+    )
+    steps_cmd.add_argument(
+        "--top", type=_at_least(1), default=8, metavar="K", help="pair counts shown (default 8)"
+    )
+    steps_cmd.add_argument(
+        "--show", type=_at_least(1), default=6, metavar="K", help="words shown (default 6)"
+    )
+    steps_cmd.add_argument(
+        "--color",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="highlight the winner and ties (default: when stdout is a terminal)",
+    )
+    steps_cmd.set_defaults(run=cmd_steps)
+
+    viz_cmd = commands.add_parser(
+        "viz",
+        help="write an interactive page that steps through training",
+        description="Write one self-contained HTML page (no network) that steps through BPE "
+        "training on the corpus: next / previous / play / a slider, the pair counts with the "
+        "winner and ties marked, the corpus after each merge, and a box that tokenizes typed "
+        "text with the merges so far.",
+    )
+    viz_cmd.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text; '-' or none: stdin")
+    viz_cmd.add_argument("-o", "--output", required=True, metavar="PAGE", help="the .html file")
+    viz_cmd.add_argument(
+        "--merges", type=_at_least(1), default=100, metavar="N", help="how many (default 100)"
+    )
+    viz_cmd.add_argument(
+        "--pretokenizer",
+        choices=["gpt2", "whitespace", "none"],
+        default="gpt2",
+        help="the page runs it in the browser too (default gpt2)",
+    )
+    viz_cmd.add_argument("--force", action="store_true", help="replace an existing page")
+    viz_cmd.set_defaults(run=cmd_viz)
+
+    analyze_cmd = commands.add_parser(
+        "analyze",
+        help="measure tokenizers on held-out text",
+        description="Bytes per token, tokens per word, vocabulary use, Rényi efficiency and "
+        "unknown tokens of each MODEL on the held-out text; with --train, the OOV rate of a "
+        "word-level vocabulary; --sweep trains at several vocabulary sizes.",
+    )
+    analyze_cmd.add_argument("models", nargs="*", metavar="MODEL", help="as for encode --model")
+    analyze_cmd.add_argument("--text", required=True, metavar="FILE", help="held-out UTF-8 text")
+    analyze_cmd.add_argument("--train", metavar="FILE", help="training text (OOV, --sweep)")
+    analyze_cmd.add_argument(
+        "--sweep", metavar="SIZES", help="train at these vocabulary sizes, e.g. 256,512,1k,8k"
+    )
+    analyze_cmd.add_argument(
+        "--sweep-model", choices=["bpe", "unigram"], default="bpe", help="for --sweep"
+    )
+    analyze_cmd.add_argument(
+        "--embedding-dim", type=_at_least(1), metavar="D", help="add the |V| x D embedding cost"
+    )
+    analyze_cmd.add_argument(
+        "--untied", action="store_true", help="input and output embeddings are separate (x2)"
+    )
+    analyze_cmd.add_argument(
+        "--sentences", type=_at_least(1), metavar="N", help="show N held-out lines tokenized"
+    )
+    analyze_cmd.add_argument(
+        "--by-script",
+        action="store_true",
+        help="also measure each writing system's lines apart (multilingual text)",
+    )
+    analyze_cmd.add_argument(
+        "--format", choices=["table", "markdown", "json"], default="table", help="output"
+    )
+    analyze_cmd.add_argument("--plot", metavar="PNG", help="plot the sweep (needs matplotlib)")
+    analyze_cmd.add_argument("--force", action="store_true", help="replace an existing --plot")
+    analyze_cmd.set_defaults(run=cmd_analyze)
+
+    convert_cmd = commands.add_parser(
+        "convert",
+        help="write a tokenizer in another format",
+        description="Read IN (an encoding name, a tokenizer.json, a GPT-2 directory, a "
+        ".tiktoken file or a SentencePiece unigram .model file, which converts to huggingface "
+        "only) and write it to OUT in the format --to names. Never replaces an "
+        "existing output without --force. A conversion that would change ids is an error.",
+    )
+    convert_cmd.add_argument("input", metavar="IN")
+    convert_cmd.add_argument(
+        "output",
+        metavar="OUT",
+        help="tiktoken: the file, named NAME.tiktoken (NAME.tiktoken.json is written next to "
+        "it); "
+        "huggingface: a tokenizer.json path or a directory; gpt2: a directory",
+    )
+    convert_cmd.add_argument("--to", required=True, choices=CONVERT_FORMATS)
+    convert_cmd.add_argument("--force", action="store_true", help="replace existing outputs")
+    convert_cmd.add_argument(
+        "--allow-inexact",
+        action="store_true",
+        help="tiktoken: write even when tiktoken's rule would give other ids than the "
+        "merge list (with a warning naming the tokens)",
+    )
+    convert_cmd.set_defaults(run=cmd_convert)
+
+    demo_cmd = commands.add_parser(
+        "demo",
+        help="train on a bundled novel and show what BPE does",
+        description="Train on Natsume Sōseki's Botchan (bundled), show the first merges, "
+        "tokenize held-out sentences, save the tokenizer. Never replaces an earlier "
+        "demo's tokenizer.json (writes tokenizer-2.json, ...) unless --force.",
+    )
+    demo_cmd.add_argument(
+        "--vocab-size",
+        type=_at_least(1),
+        default=DEFAULT_VOCAB_SIZE,
+        metavar="N",
+        help=f"default: {DEFAULT_VOCAB_SIZE}",
+    )
+    demo_cmd.add_argument(
+        "-o",
+        "--output",
+        default=DEFAULT_DIR,
+        metavar="DIR",
+        help=f"directory to save tokenizer.json in (default: {DEFAULT_DIR})",
+    )
+    demo_cmd.add_argument(
+        "--force", action="store_true", help="replace DIR/tokenizer.json if it exists"
+    )
+    demo_cmd.set_defaults(run=cmd_demo)
+
+    gage_cmd = commands.add_parser(
+        "gage",
+        help="compress a file with Gage's 1994 byte pair encoding",
+        description="Philip Gage's byte pair compression (1994), the algorithm BPE is named "
+        "after: the most frequent pair of adjacent bytes becomes an unused byte value, "
+        "again and again, per 64 KiB block. Lossless; never replaces OUT without --force.",
+    )
+    gage_actions = gage_cmd.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for action, run, summary in (
+        ("compress", cmd_gage_compress, "IN -> compressed OUT (prints the sizes)"),
+        ("decompress", cmd_gage_decompress, "compressed IN -> the original OUT"),
+    ):
+        action_cmd = gage_actions.add_parser(action, help=summary, description=summary)
+        action_cmd.add_argument("input", metavar="IN", help="a file, or '-' for stdin")
+        action_cmd.add_argument("output", metavar="OUT", help="a file, or '-' for stdout")
+        action_cmd.add_argument("--force", action="store_true", help="replace OUT if it exists")
+        action_cmd.set_defaults(run=run)
+    return parser

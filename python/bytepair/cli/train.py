@@ -1,0 +1,386 @@
+"""The ``train`` command (from text, a checkpoint or count shards) and the
+``count`` command that writes the shards."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Optional
+
+from ..tokenizer import Tokenizer
+from ..training import train
+from .common import (
+    PROG,
+    CommandError,
+    _check_writable,
+    _corpus,
+    _made_directory,
+    _ray_address,
+    _ray_function,
+    _train_targets,
+)
+
+STOP_REASONS = {
+    "vocab_size": "reached the requested vocab size",
+    "no_pairs": "no pair of tokens left to merge (the corpus is too small for this vocab size)",
+    "min_frequency": "the most frequent pair occurs fewer than --min-frequency times",
+}
+
+
+UNIGRAM_OPTIONS = (
+    "character_coverage",
+    "max_piece_length",
+    "seed_size",
+    "shrinking_factor",
+    "num_sub_iterations",
+    "byte_fallback",
+)
+
+
+# ---- train ----
+
+
+def _pretokenizer(args: argparse.Namespace) -> object:
+    if args.pretokenizer_regex is None:
+        return args.pretokenizer
+    import regex
+
+    try:
+        return regex.compile(args.pretokenizer_regex)
+    except regex.error as e:
+        raise CommandError(
+            f"--pretokenizer-regex {args.pretokenizer_regex!r} is not a valid regex: {e}"
+        ) from None
+
+
+# What --resume and --from-counts take no part of (argparse dests; each
+# defaults to None, or [] for the files, so a value means the user gave it).
+RESUME_IGNORES = (
+    "files",
+    "from_counts",
+    "special",
+    "pretokenizer",
+    "pretokenizer_regex",
+    "min_frequency",
+    "max_token_length",
+    "checkpoint",
+    "stream",
+    "field",
+    *UNIGRAM_OPTIONS,
+)
+FROM_COUNTS_IGNORES = (
+    "files",
+    "special",
+    "pretokenizer",
+    "pretokenizer_regex",
+    "stream",
+    "field",
+    *UNIGRAM_OPTIONS,
+)
+
+
+def _given(args: argparse.Namespace, dests: Sequence[str]) -> list[str]:
+    """The options among ``dests`` given on the command line, as written."""
+    return [
+        "FILE arguments" if dest == "files" else "--" + dest.replace("_", "-")
+        for dest in dests
+        if getattr(args, dest) not in (None, [])
+    ]
+
+
+def _ignored(args: argparse.Namespace, dests: Sequence[str]) -> str:
+    """The options among ``dests`` given, and a --model other than bpe, as a list for an error."""
+    given = _given(args, dests) + ([f"--model {args.model}"] if args.model != "bpe" else [])
+    return ", ".join(given)
+
+
+def _check_train_options(args: argparse.Namespace) -> None:
+    """Refuse options the chosen mode would ignore, before anything is read."""
+    if args.resume is not None:
+        ignored = _ignored(args, RESUME_IGNORES)
+        if ignored:
+            raise CommandError(
+                "--resume goes on from the checkpoint alone (it holds the run's settings): "
+                f"drop {ignored}"
+            )
+        return
+    if args.vocab_size is None:
+        raise CommandError("--vocab-size is required (except with --resume)")
+    if args.checkpoint_every is not None and args.checkpoint is None:
+        raise CommandError("--checkpoint-every goes with --checkpoint (or --resume)")
+    if args.from_counts:
+        ignored = _ignored(args, FROM_COUNTS_IGNORES)
+        if ignored:
+            raise CommandError(
+                "--from-counts trains byte-level BPE on the counts alone (they hold the "
+                f"pre-tokenizer and special tokens): drop {ignored}"
+            )
+        return
+    if args.field is not None and not args.stream:
+        raise CommandError(
+            "--field names the text of --stream's JSON lines / Parquet: add --stream"
+        )
+    if args.model == "unigram":
+        if args.format == "gpt2":
+            raise CommandError(
+                "--format gpt2 holds BPE merges; a unigram model saves as huggingface"
+            )
+        given = _given(args, ("min_frequency", "max_token_length", "checkpoint"))
+        if given:
+            raise CommandError(f"{', '.join(given)}: byte-level BPE only, not --model unigram")
+        if args.pretokenizer_regex is not None or args.pretokenizer not in (None, "metaspace"):
+            option = (
+                f"--pretokenizer-regex {args.pretokenizer_regex!r}"
+                if args.pretokenizer_regex is not None
+                else f"--pretokenizer {args.pretokenizer}"
+            )
+            raise CommandError(
+                f"{option}: a unigram model saves as tokenizer.json only with the metaspace "
+                "pre-tokenizer (its default); drop the option"
+            )
+        return
+    unigram_options = _given(args, UNIGRAM_OPTIONS)
+    if unigram_options:
+        raise CommandError(f"{', '.join(unigram_options)}: unigram options; add --model unigram")
+    if args.pretokenizer == "metaspace":
+        raise CommandError("--pretokenizer metaspace is for --model unigram")
+    kind = "regex" if args.pretokenizer_regex is not None else args.pretokenizer or "gpt2"
+    _check_gpt2_format(args, kind, "the pre-tokenizer")
+
+
+def _check_gpt2_format(args: argparse.Namespace, kind: str, whose: str) -> None:
+    if args.format == "gpt2" and kind != "gpt2":
+        raise CommandError(
+            "--format gpt2 can only record the gpt2 pre-tokenizer (readers of vocab.json + "
+            f"merges.txt always apply GPT-2's pattern), and {whose} is {kind}: use "
+            "--format huggingface"
+        )
+
+
+def _check_huggingface_format(args: argparse.Namespace, pretokenizer: object, whose: str) -> None:
+    """Refuse, before training, a pre-tokenizer the tokenizer.json writer cannot
+    record (a regex tokenizers' engine would read otherwise)."""
+    if args.format != "huggingface":
+        return
+    from ..formats.huggingface import _pretokenizer_to_json
+    from ..pretokenizers import resolve
+
+    try:
+        _pretokenizer_to_json(resolve("gpt2" if pretokenizer is None else pretokenizer))
+    except ValueError as e:
+        raise CommandError(f"{whose}: {e}") from None
+
+
+def _check_checkpoint(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> None:
+    """Errors about --checkpoint / --resume that training would meet late."""
+    from ..training import check_checkpoint_path
+
+    flag, checkpoint = (
+        ("--resume", args.resume) if args.resume else ("--checkpoint", args.checkpoint)
+    )
+    if checkpoint is None:
+        return
+    path = Path(checkpoint)
+    if any(path.resolve() == t.resolve() for t in [save_path, *targets]):
+        raise CommandError(
+            f"{flag} {checkpoint} is also where -o {args.output} writes; give them different paths"
+        )
+    if args.resume:
+        return
+    if path.exists() and not path.is_dir():
+        raise CommandError(
+            f"{checkpoint} exists: go on from it with --resume {checkpoint}, or remove it"
+        )
+    check_checkpoint_path(path, "--checkpoint")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    _check_train_options(args)
+    save_path, targets = _train_targets(args.output, args.format)
+    _check_checkpoint(args, save_path, targets)
+    existing = [str(t) for t in targets if t.exists()]
+    if existing and not args.force:  # checked before training, which may take hours
+        verb = "exists" if len(existing) == 1 else "exist"
+        raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
+    for target in targets:
+        _check_writable(target, "-o")
+    if args.resume is not None:
+        return _resume(args, save_path, targets)
+    if args.from_counts:
+        return _train_from_counts(args, save_path, targets)
+    pretokenizer = _pretokenizer(args)
+    if args.model == "bpe":
+        whose = "--pretokenizer-regex" if args.pretokenizer_regex is not None else "--pretokenizer"
+        _check_huggingface_format(args, pretokenizer, whose)
+    if args.stream:
+        from ..sources import read_documents
+
+        if not args.files or "-" in args.files:
+            raise CommandError("--stream reads INPUT files, globs or directories, not stdin")
+        corpus = read_documents(args.files, field="text" if args.field is None else args.field)
+    else:
+        corpus = _corpus(args.files or ["-"])
+    options = {
+        name: getattr(args, name) for name in UNIGRAM_OPTIONS if getattr(args, name) is not None
+    }
+    if args.model == "bpe":
+        options["max_token_length"] = args.max_token_length
+        options["checkpoint"] = args.checkpoint
+        options.update(_checkpoint_every(args))
+
+    with warnings.catch_warnings(), _resumable(args.checkpoint, args.output):
+        # train() warns when it stops early; the summary below says why instead.
+        warnings.simplefilter("ignore")
+        tokenizer = train(
+            corpus,
+            args.vocab_size,
+            model=args.model,
+            special_tokens=args.special or (),
+            pretokenizer=pretokenizer,
+            min_frequency=args.min_frequency,
+            progress=args.progress,
+            **options,
+        )
+
+    _save_trained(tokenizer, save_path, args)
+
+    report = tokenizer.training
+    specials = len(tokenizer.special_tokens)
+    if args.model == "unigram":
+        rounds = len(report.rounds)
+        print(
+            f"vocab size {tokenizer.n_vocab} (requested {args.vocab_size}): unigram LM, "
+            f"{specials} special token{'s' * (specials != 1)}; {rounds} EM round{'s' * (rounds != 1)}"
+        )
+        words = (
+            "metaspace"
+            if pretokenizer in (None, "metaspace")
+            else tokenizer.model.pretokenizer.name
+        )
+        print(
+            f"trained in {report.seconds:.2f} s on {report.distinct_words:,} distinct words ({words})"
+        )
+        print(f"wrote {', '.join(str(t) for t in targets)}")
+        return 0
+    print(
+        f"vocab size {tokenizer.n_vocab} (requested {args.vocab_size}): "
+        f"{len(tokenizer.merges)} merges, {specials} special token{'s' * (specials != 1)}"
+    )
+    _summary(tokenizer, args, targets)
+    return 0
+
+
+def _checkpoint_every(args: argparse.Namespace) -> dict:
+    """checkpoint_every=... when given (the library's default otherwise)."""
+    every = args.checkpoint_every
+    return {} if every is None else {"checkpoint_every": every}
+
+
+def _summary(tokenizer: Tokenizer, args: argparse.Namespace, targets: list[Path]) -> None:
+    report = tokenizer.training
+    if report is not None:
+        print(f"stopped: {STOP_REASONS.get(report.stop_reason, report.stop_reason)}")
+        print(
+            f"trained in {report.seconds:.2f} s on {report.distinct_pretokens:,} distinct "
+            f"pre-tokens ({tokenizer.pretokenizer.name})"
+        )
+    if args.checkpoint or args.resume:
+        print(f"checkpoint: {args.checkpoint or args.resume} (--resume it to go further)")
+    print(f"wrote {', '.join(str(t) for t in targets)}")
+
+
+@contextlib.contextmanager
+def _resumable(checkpoint: Optional[str], output: str) -> Iterator[None]:
+    """On Ctrl-C, tells how to go on from the checkpoint (written by then)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if checkpoint is not None and Path(checkpoint).is_file():
+            print(
+                f"{PROG}: interrupted; go on with `{PROG} train --resume {checkpoint} -o {output}`",
+                file=sys.stderr,
+            )
+        raise
+
+
+def _resume(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> int:
+    from ..training import read_checkpoint, resume_training
+
+    path = Path(args.resume)
+    if not path.is_file():
+        raise CommandError(f"{path}: no such checkpoint file")
+    pretokenizer = read_checkpoint(path).pretokenizer
+    _check_gpt2_format(args, pretokenizer.kind, "the checkpoint's pre-tokenizer")
+    _check_huggingface_format(args, pretokenizer, "the checkpoint's pre-tokenizer")
+    with warnings.catch_warnings(), _resumable(args.resume, args.output):
+        warnings.simplefilter("ignore")
+        tokenizer = resume_training(
+            path, args.vocab_size, progress=args.progress, **_checkpoint_every(args)
+        )
+    _save_trained(tokenizer, save_path, args)
+    print(f"vocab size {tokenizer.n_vocab}: {len(tokenizer.merges)} merges, resumed from {path}")
+    _summary(tokenizer, args, targets)
+    return 0
+
+
+def _save_trained(tokenizer, save_path: Path, args: argparse.Namespace) -> None:
+    directory = save_path if args.format == "gpt2" else save_path.parent
+    with _made_directory(directory):
+        tokenizer.save(save_path, format=args.format, overwrite=args.force)
+
+
+def _train_from_counts(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> int:
+    from ..counts import read_settings, train_from_counts
+    from ..pretokenizers import Pretokenizer
+
+    kind, pattern, _ = read_settings(args.from_counts)
+    _check_gpt2_format(args, kind, "the counts' pre-tokenizer")
+    _check_huggingface_format(args, Pretokenizer(kind, pattern), "the counts' pre-tokenizer")
+    with warnings.catch_warnings(), _resumable(args.checkpoint, args.output):
+        warnings.simplefilter("ignore")
+        tokenizer = train_from_counts(
+            args.from_counts,
+            args.vocab_size,
+            min_frequency=args.min_frequency or 1,
+            max_token_length=args.max_token_length,
+            checkpoint=args.checkpoint,
+            progress=args.progress,
+            **_checkpoint_every(args),
+        )
+    _save_trained(tokenizer, save_path, args)
+    print(f"vocab size {tokenizer.n_vocab}: {len(tokenizer.merges)} merges from the counts")
+    _summary(tokenizer, args, targets)
+    return 0
+
+
+# ---- count ----
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    from ..counts import MANIFEST, count_to_shards
+    from ..sources import read_documents
+
+    address = _ray_address(args.ray) if args.ray is not None else None
+    out = Path(args.output)
+    if (out / MANIFEST).exists() and not args.force:
+        raise CommandError(f"{out} already holds counts; pass --force to replace them")
+    pretokenizer = _pretokenizer(args)
+    options = dict(
+        pretokenizer=pretokenizer,
+        special_tokens=args.special or (),
+        partitions=args.partitions,
+        max_memory=args.max_memory,
+        overwrite=args.force,
+        progress=args.progress,
+    )
+    if args.ray is not None:
+        count_on_ray = _ray_function("count_on_ray")
+        count_on_ray(args.inputs, out, field=args.field, address=address, **options)
+    else:
+        count_to_shards(read_documents(args.inputs, field=args.field), out, **options)
+    print(f"wrote the counts to {out}")
+    return 0
