@@ -155,6 +155,44 @@ def test_train_errors_name_the_problem(tmp_path, corpus_file, capsys):
     assert_user_error(capsys, exit_info.value.code, "--vocab-size", "'many'")
 
 
+@pytest.mark.parametrize(
+    "option",
+    [
+        ("--vocab-size", "99999999999", "above the maximum 4294967296"),
+        ("--min-frequency", str(1 << 64), "above the maximum"),
+        ("--checkpoint-every", "-3", "not a positive number of seconds"),
+        ("--checkpoint-every", "nan", "not a positive number of seconds"),
+        ("--model", "unigram", "--character-coverage", "2", "not in (0, 1]"),
+        ("--model", "unigram", "--shrinking-factor", "nan", "not in (0, 1)"),
+        ("--model", "unigram", "--seed-size", str(1 << 64), "above the maximum"),
+    ],
+)
+def test_out_of_range_numbers_name_the_option(tmp_path, corpus_file, capsys, option):
+    # The option as typed, not the API's parameter name (vocab_size, ...).
+    *args, fragment = option
+    flag = next(a for a in args if a not in ("--model", "unigram"))
+    with pytest.raises(SystemExit) as exit_info:
+        run("train", corpus_file, "-o", tmp_path / "t.json", "--vocab-size", 300, *args)
+    err = assert_user_error(capsys, exit_info.value.code, f"argument {flag}", fragment)
+    assert "_" not in err.split("error:")[1].split(":")[0]
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_a_path_the_terminal_cannot_show_does_not_fail_a_finished_command(
+    tmp_path, corpus_file, monkeypatch
+):
+    # An ASCII-only stdout (PYTHONIOENCODING=ascii): `wrote <path>` used to
+    # end a successful training with "error: 'ascii' codec can't encode".
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    out = tmp_path / "é.json"
+    assert run("train", corpus_file, "-o", out, "--vocab-size", 270, "--no-progress") == 0
+    stdout.flush()
+    assert b"wrote " in stdout.buffer.getvalue() and b"\\xe9.json" in stdout.buffer.getvalue()
+    assert out.exists()
+    assert stdout.errors == "strict"  # the caller's stream is given back as it was
+
+
 @pytest.fixture
 def no_training(monkeypatch):
     """Every way `train` trains fails the test: refusals must come before."""

@@ -289,6 +289,8 @@ def test_round_trip_and_report(shared_data):
     [
         ({"character_coverage": 0.0}, ValueError, "character_coverage must be in"),
         ({"shrinking_factor": 1.0}, ValueError, "shrinking_factor must be in"),
+        ({"shrinking_factor": float("nan")}, ValueError, "shrinking_factor must be in"),
+        ({"character_coverage": float("nan")}, ValueError, "character_coverage must be in"),
         ({"max_piece_length": 0}, ValueError, "max_piece_length must be at least 1"),
         ({"min_frequency": 2}, TypeError, "min_frequency is a BPE option"),
         ({"typo_option": 1}, TypeError, "unknown unigram option"),

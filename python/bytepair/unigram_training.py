@@ -18,9 +18,10 @@ from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingRepo
 def _number(name: str, value: object, low: float, high: float, *, low_open: bool, high_open: bool):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name} must be a number, not {type(value).__name__}")
-    too_low = value <= low if low_open else value < low
-    too_high = value >= high if high_open else value > high
-    if too_low or too_high:
+    # Written so that NaN fails every bound.
+    above_low = value > low if low_open else value >= low
+    below_high = value < high if high_open else value <= high
+    if not (above_low and below_high):
         interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
         raise ValueError(f"{name} must be in {interval}, got {value!r}")
     return float(value)

@@ -24,10 +24,11 @@ encode, decode), ``inspect`` (inspect, steps, viz, analyze) and ``convert``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Optional
 
 from .common import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED, PROG, CommandError
@@ -57,8 +58,37 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
 
 
+@contextlib.contextmanager
+def _messages_never_fail() -> Iterator[None]:
+    """Messages (``wrote <path>``, summaries, errors) escape what the stream's
+    encoding cannot show, rather than failing a command whose work is done;
+    the caller's error handlers come back after. (Text output is written as
+    UTF-8 bytes anyway: ``common.write_text``.)"""
+    restore = []
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            errors = stream.errors
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            continue
+        restore.append((stream, errors))
+    try:
+        yield
+    finally:
+        for stream, errors in restore:
+            try:
+                stream.reconfigure(errors=errors)
+            except (ValueError, OSError):
+                pass
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs the command line; returns the exit status."""
+    with _messages_never_fail():
+        return _main(argv)
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     args = build_parser().parse_args(argv)
     try:
         with warnings.catch_warnings():  # restores showwarning for an embedding caller

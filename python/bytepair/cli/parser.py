@@ -4,12 +4,13 @@ function, and the argument types that check numbers and sizes."""
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from typing import Callable, Optional
 
 from .. import __version__
 from ..demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE
 from ..encodings import ENCODINGS
 from ..pretokenizers import BUILTIN_PATTERNS
+from ..training import MAX_COUNT, MAX_VOCAB_SIZE
 from .common import PROG
 from .convert import CONVERT_FORMATS, cmd_convert, cmd_demo, cmd_gage_compress, cmd_gage_decompress
 from .encode import cmd_decode, cmd_encode, cmd_encode_dataset
@@ -19,7 +20,9 @@ from .train import cmd_count, cmd_train
 # ---- Arguments ----
 
 
-def _at_least(minimum: int) -> Callable[[str], int]:
+def _at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str], int]:
+    """A whole number in [minimum, maximum]; argparse names the option in the error."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -27,9 +30,38 @@ def _at_least(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"{value} is above the maximum {maximum}")
         return value
 
     return parse
+
+
+def _number_in(low: float, high: float, *, high_open: bool) -> Callable[[str], float]:
+    """A number in (low, high] or (low, high)."""
+    interval = f"({low}, {high}{')' if high_open else ']'}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        # Written so that NaN fails every bound.
+        if not (value > low and (value < high if high_open else value <= high)):
+            raise argparse.ArgumentTypeError(f"{text} is not in {interval}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
 
 
 def _memory(text: str) -> int:
@@ -84,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train_cmd.add_argument(
         "--vocab-size",
-        type=_at_least(1),
+        type=_at_least(1, MAX_VOCAB_SIZE),
         metavar="N",
         help="tokens in the vocabulary, counting the 256 bytes and the special tokens "
         "(required, except with --resume: the checkpoint's)",
@@ -118,14 +150,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train_cmd.add_argument(
         "--min-frequency",
-        type=_at_least(1),
+        type=_at_least(1, MAX_COUNT),
         default=None,
         metavar="K",
         help="bpe: stop when the most frequent pair occurs fewer than K times (default: 1)",
     )
     train_cmd.add_argument(
         "--max-token-length",
-        type=_at_least(1),
+        type=_at_least(1, MAX_COUNT),
         metavar="BYTES",
         help="bpe: make no token longer than this many bytes",
     )
@@ -147,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ckpt.add_argument(
         "--checkpoint-every",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="how often to write the checkpoint while merging (default: 600)",
     )
@@ -160,28 +192,31 @@ def build_parser() -> argparse.ArgumentParser:
     uni = train_cmd.add_argument_group("unigram options (SentencePiece's names and defaults)")
     uni.add_argument(
         "--character-coverage",
-        type=float,
+        type=_number_in(0, 1, high_open=False),
         metavar="F",
         help="share of character occurrences the kept characters cover (default: 0.9995)",
     )
     uni.add_argument(
-        "--max-piece-length", type=_at_least(1), metavar="N", help="in characters (default: 16)"
+        "--max-piece-length",
+        type=_at_least(1, MAX_COUNT),
+        metavar="N",
+        help="in characters (default: 16)",
     )
     uni.add_argument(
         "--seed-size",
-        type=_at_least(1),
+        type=_at_least(1, MAX_COUNT),
         metavar="N",
         help="frequent substrings to start from (default: 1000000)",
     )
     uni.add_argument(
         "--shrinking-factor",
-        type=float,
+        type=_number_in(0, 1, high_open=True),
         metavar="F",
         help="share of pieces a pruning keeps (default: 0.75)",
     )
     uni.add_argument(
         "--num-sub-iterations",
-        type=_at_least(1),
+        type=_at_least(1, MAX_COUNT),
         metavar="N",
         help="EM steps between prunings (default: 2)",
     )
@@ -498,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo_cmd.add_argument(
         "--vocab-size",
-        type=_at_least(1),
+        type=_at_least(1, MAX_VOCAB_SIZE),
         default=DEFAULT_VOCAB_SIZE,
         metavar="N",
         help=f"default: {DEFAULT_VOCAB_SIZE}",

@@ -166,11 +166,11 @@ def _check_huggingface_format(args: argparse.Namespace, pretokenizer: object, wh
     record (a regex tokenizers' engine would read otherwise)."""
     if args.format != "huggingface":
         return
-    from ..formats.huggingface import _pretokenizer_to_json
+    from ..formats.huggingface import pretokenizer_to_json
     from ..pretokenizers import resolve
 
     try:
-        _pretokenizer_to_json(resolve("gpt2" if pretokenizer is None else pretokenizer))
+        pretokenizer_to_json(resolve("gpt2" if pretokenizer is None else pretokenizer))
     except ValueError as e:
         raise CommandError(f"{whose}: {e}") from None
 

@@ -107,7 +107,10 @@ def _byte_level(use_regex: bool) -> dict[str, object]:
     }
 
 
-def _pretokenizer_to_json(pretokenizer: Pretokenizer) -> dict[str, object]:
+def pretokenizer_to_json(pretokenizer: Pretokenizer) -> dict[str, object]:
+    """The ``pre_tokenizer`` entry of ``tokenizer.json`` for ``pretokenizer``;
+    ValueError when tokenizers' regex engine would cut text differently (the
+    CLI checks this before training)."""
     # ByteLevel's own regex is GPT-2's pattern; any other pattern is a Split in
     # front of a ByteLevel that only maps bytes to characters.
     if pretokenizer.kind == "gpt2":
@@ -155,7 +158,7 @@ def dumps(model: BPEModel) -> str:
                 "(ignore_merges, needed for tiktoken's rule) would turn into the special token"
             )
         merges, _ = natural_merges(model.tokens, model.special_tokens.values())
-    pre_tokenizer = _pretokenizer_to_json(model.pretokenizer)
+    pre_tokenizer = pretokenizer_to_json(model.pretokenizer)
     vocab, merge_lines = model_to_tables(model, FORMAT_NAME, merges)
     added_tokens = [
         {
