@@ -54,6 +54,9 @@ def test_equals_subword_nmt_on_real_text(shared_data, tmp_path):
         bpe = apply_bpe.BPE(io.StringIO(codes.getvalue()))
         for line in text.splitlines()[:400]:
             assert ours.segment(line) == bpe.process_line(line)
+        # Leading and trailing spaces and line breaks are kept, as apply-bpe keeps them.
+        for line in [" I  x ", "  ", "", "\r\n", " lead", "trail  \r\n", "a  b", " \n"]:
+            assert ours.segment(line) == bpe.process_line(line), repr(line)
         path = tmp_path / f"{name}.codes"
         ours.save_codes(path)
         assert path.read_text(encoding="utf-8") == codes.getvalue()

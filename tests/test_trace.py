@@ -59,6 +59,16 @@ def test_stops_and_bad_arguments():
         list(trace("ab"))
     with pytest.raises(TypeError, match="merges must be an int"):
         list(trace("ab", merges="3"))
+    # Limits train() refuses were silently an empty trace, or fewer rows.
+    for bad, message in [
+        ({"merges": -5}, "merges must be at least 0"),
+        ({"vocab_size": 10}, "vocab_size must be at least 256"),
+        ({"merges": 3, "min_frequency": 0}, "min_frequency must be at least 1"),
+        ({"merges": 3, "top": -1}, "top must be at least 0"),
+        ({"merges": 3, "show": -2}, "show must be at least 0"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            list(trace("ab ab", **bad))
 
 
 def test_steps_command_prints_the_worked_example(tmp_path, capsys):

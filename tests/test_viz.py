@@ -92,3 +92,49 @@ def test_viz_command(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out and page.stat().st_size > 1000
     assert main(["viz", str(corpus), "-o", str(page)]) == 1
     assert "--force" in capsys.readouterr().err
+
+
+def test_the_page_cuts_text_as_the_pre_tokenizers_do():
+    """JS_PATTERNS in node against the core's pre-tokenizers, on every
+    whitespace character either engine knows (JavaScript's \\s has U+FEFF and
+    lacks U+0085) and on random mixes of letters, digits, marks and spaces."""
+    import json
+    import random
+    import subprocess
+    import warnings
+
+    from bytepair.viz import JS_PATTERNS
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on this machine to run the page's regexes")
+    spaces = "\t\n\x0b\x0c\r \x85\xa0\u1680\u180e\u2000\u2005\u200a\u200b\u2028\u2029"
+    spaces += "\u202f\u205f\u3000\ufeff"
+    texts = [f"{a}{c}{b}" for c in spaces for a in ("a", " ", "!") for b in ("b", c, "")]
+    rng = random.Random(7)
+    alphabet = "ab Z9٣\u0301!?'s " + spaces
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30))) for _ in range(300)]
+    script = (
+        "const [patterns, texts] = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "const out = {};"
+        "for (const [name, p] of Object.entries(patterns)) {"
+        "  const re = new RegExp(p, 'gu');"
+        "  out[name] = texts.map(t => t.match(re) || []);"
+        "}"
+        "process.stdout.write(JSON.stringify(out));"
+    )
+    patterns = {name: p for name, p in JS_PATTERNS.items() if p is not None}
+    run = subprocess.run(
+        [node, "-e", script],
+        input=json.dumps([patterns, texts]),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    in_page = json.loads(run.stdout)
+    for name in patterns:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # no pair to merge: fewer tokens than asked
+            tokenizer = bytepair.train(["ab"], 257, pretokenizer=name, progress=False)
+        for text, cuts in zip(texts, in_page[name]):
+            assert cuts == tokenizer.pretokenize(text), (name, text)

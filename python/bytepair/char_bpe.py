@@ -97,10 +97,18 @@ class CharBPE:
         return [self._cache[w] if w else () for w in words]
 
     def segment(self, line: str) -> str:
-        """subword-nmt's output for a line: subwords separated by spaces, each
-        but the last of a word followed by ``@@``, the marker dropped."""
+        """subword-nmt's output for a line (``apply-bpe``, ``BPE.process_line``):
+        subwords separated by spaces, each but the last of a word followed by
+        ``@@``, the marker dropped; the line's leading and trailing spaces and
+        line breaks are kept, runs of spaces between words become one."""
+        words_part = line.strip("\r\n ")
+        lead = line[: len(line) - len(line.lstrip("\r\n "))]
+        trail = line[len(line.rstrip("\r\n ")) :] if words_part else ""
+        return lead + self._segment_words(words_part) + trail
+
+    def _segment_words(self, text: str) -> str:
         out = []
-        words = [w for w in line.strip("\r\n ").split(" ") if w]
+        words = [w for w in text.split(" ") if w]
         for symbols in map(list, self.encode_words(words)):
             last = symbols[-1]
             symbols[-1] = (

@@ -20,7 +20,14 @@ from typing import Optional, Union
 from . import _native
 from .pretokenizers import PretokenizerSpec, resolve
 from .reference.bpe import merge_pair
-from .training import CorpusItem, _check_special_tokens, _texts
+from .training import (
+    MAX_COUNT,
+    MAX_VOCAB_SIZE,
+    CorpusItem,
+    _check_special_tokens,
+    _texts,
+    check_size,
+)
 
 Pair = tuple[bytes, bytes]
 
@@ -95,9 +102,15 @@ def trace(
     ``min_frequency`` — whichever comes first.
     """
     specials = _check_special_tokens(special_tokens)
-    for name, value in (("merges", merges), ("vocab_size", vocab_size)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    # The limits train() takes, checked as it checks them (a negative top
+    # would silently drop rows from the end).
+    if merges is not None:
+        check_size("merges", merges, 0, MAX_VOCAB_SIZE)
+    if vocab_size is not None:
+        check_size("vocab_size", vocab_size, 256 + len(specials), MAX_VOCAB_SIZE)
+    check_size("min_frequency", min_frequency, 1, MAX_COUNT)
+    check_size("top", top, 0, MAX_COUNT)
+    check_size("show", show, 0, MAX_COUNT)
     if merges is None and vocab_size is None:
         raise ValueError("say when to stop: merges=N or vocab_size=V")
     limit = merges if merges is not None else vocab_size - 256 - len(specials)

@@ -4,7 +4,7 @@
 //! data does not use, and keeps the table of replaced pairs to undo it.
 //!
 //! The rules, fixed so that the output is deterministic (the pure-Python
-//! `bytepair.gage.reference_compress` follows them literally):
+//! `bytepair.reference.gage.compress_block` follows them literally):
 //!
 //! - The input is cut into blocks of [`BLOCK_SIZE`] bytes, each compressed on
 //!   its own with its own table. Gage used 5 KB blocks for the memory of his

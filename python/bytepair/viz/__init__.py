@@ -20,10 +20,15 @@ from ..trace import trace
 from ..training import CorpusItem
 
 # The pre-tokenizers the page can run in the browser (JavaScript regexes with
-# the same cuts as the Python ones on the text people type).
+# the same cuts as the Python ones on the text people type). JavaScript's \s
+# is not the core's (it has U+FEFF and lacks U+0085); White_Space is.
+_S, _NOT_S = r"\p{White_Space}", r"\P{White_Space}"
 JS_PATTERNS = {
-    "gpt2": r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
-    "whitespace": r"\s*\S+|\s+",
+    "gpt2": (
+        rf"'s|'t|'re|'ve|'m|'ll|'d| ?\p{{L}}+| ?\p{{N}}+| ?[^{_S}\p{{L}}\p{{N}}]+"
+        rf"|{_S}+(?!{_NOT_S})|{_S}+"
+    ),
+    "whitespace": rf"{_S}*{_NOT_S}+|{_S}+",
     "none": None,
 }
 TEMPLATE = Path(__file__).with_name("page.html")
