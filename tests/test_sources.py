@@ -10,6 +10,7 @@ import pytest
 
 import bytepair
 from bytepair import FormatError
+from bytepair.cli import main
 from bytepair.sources import read_documents
 
 DOCS = ["first document\nits second line", "second ☃ document", "third"]
@@ -115,3 +116,124 @@ def test_parquet_value_that_is_not_utf8_is_named_by_row(tmp_path):
         list(read_documents(path))
     assert info.value.path == str(path) and info.value.where == "row 5"
     assert "column 'text' is not UTF-8" in info.value.problem
+
+
+def numbered(n=100_000):
+    """``n`` documents, as text and as the list read_documents should give."""
+    docs = [f"document number {i} ..." for i in range(n)]
+    return "".join(d + "\n\n" for d in docs).encode(), docs
+
+
+def test_truncated_zstd_is_an_error_not_a_shorter_corpus(tmp_path, capsys):
+    zstandard = pytest.importorskip("zstandard")
+    data, docs = numbered()
+    compressed = zstandard.ZstdCompressor().compress(data)
+    whole = tmp_path / "big.txt.zst"
+    whole.write_bytes(compressed)
+    assert list(read_documents(whole)) == docs
+    for cut in (len(compressed) // 2, len(compressed) - 1, 3, 6):
+        path = tmp_path / f"cut{cut}.txt.zst"
+        path.write_bytes(compressed[:cut])
+        with pytest.raises(FormatError) as info:
+            list(read_documents(path))
+        assert info.value.path == str(path)
+        assert "truncated zstd file" in info.value.problem
+        assert isinstance(info.value.__cause__, EOFError)
+    # Through the command line: one error line naming the file, status 1.
+    out = tmp_path / "tok.json"
+    args = ["train", "--stream", "--vocab-size", "270", "--no-progress", "-o", str(out), str(path)]
+    assert main(args) == 1
+    assert not out.exists()
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"bytepair: error: {path}: truncated zstd file: "
+        "the compressed data ends in the middle of a frame"
+    ]
+
+
+def test_zstd_frames_concatenated_empty_and_skippable_are_read_whole(tmp_path):
+    zstandard = pytest.importorskip("zstandard")
+    data, docs = numbered(20_000)
+    # zstd CLI outputs concatenated; frames with and without checksum and content size.
+    parts = [data[i : i + 70_001] for i in range(0, len(data), 70_001)]
+    frames = [
+        zstandard.ZstdCompressor(write_checksum=i % 2 == 0, write_content_size=i % 3 != 0).compress(
+            part
+        )
+        for i, part in enumerate(parts)
+    ]
+    skippable = (0x184D2A53).to_bytes(4, "little") + (5).to_bytes(4, "little") + b"12345"
+    path = tmp_path / "multi.txt.zst"
+    path.write_bytes(frames[0] + skippable + b"".join(frames[1:]))
+    assert list(read_documents(path)) == docs
+    with zstandard.ZstdCompressor().stream_writer(open(tmp_path / "s.txt.zst", "wb")) as writer:
+        writer.write(data[:50_000])  # a frame without content size, in several blocks
+        writer.flush()
+        writer.write(data[50_000:])
+    assert list(read_documents(tmp_path / "s.txt.zst")) == docs
+    (tmp_path / "empty.txt.zst").write_bytes(b"")
+    assert list(read_documents(tmp_path / "empty.txt.zst")) == []
+    (tmp_path / "nothing.txt.zst").write_bytes(zstandard.ZstdCompressor().compress(b""))
+    assert list(read_documents(tmp_path / "nothing.txt.zst")) == []
+
+
+def test_truncated_gzip_is_an_error_naming_the_file(tmp_path):
+    data, docs = numbered()
+    compressed = gzip.compress(data)
+    path = tmp_path / "big.txt.gz"
+    path.write_bytes(compressed[: len(compressed) // 2])
+    with pytest.raises(FormatError) as info:
+        list(read_documents(path))
+    assert info.value.path == str(path) and info.value.where.startswith("after line ")
+    assert "truncated gzip file" in info.value.problem
+    assert isinstance(info.value.__cause__, EOFError)
+    # Several members (gzip outputs concatenated) are one file.
+    path.write_bytes(gzip.compress(data[:1001]) + gzip.compress(data[1001:]))
+    assert list(read_documents(path)) == docs
+
+
+def test_corrupt_compressed_data_is_an_error_naming_the_file(tmp_path, capsys):
+    bad_gzip = tmp_path / "plain.txt.gz"
+    bad_gzip.write_bytes(b"plain text, never gzipped\n")
+    with pytest.raises(FormatError, match=r"plain.txt.gz: corrupt gzip data: Not a gzipped"):
+        list(read_documents(bad_gzip))
+    broken = bytearray(gzip.compress(b"some text\n" * 1000))
+    broken[20:30] = b"\xff" * 10  # inside the deflate data
+    (tmp_path / "broken.txt.gz").write_bytes(bytes(broken))
+    with pytest.raises(FormatError, match=r"broken.txt.gz: corrupt gzip data"):
+        list(read_documents(tmp_path / "broken.txt.gz"))
+    args = ["train", "--stream", "--vocab-size", "270", "--no-progress"]
+    assert main([*args, "-o", str(tmp_path / "t.json"), str(bad_gzip)]) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"bytepair: error: {bad_gzip}: corrupt gzip data: Not a gzipped file (b'pl')"
+    ]
+    zstandard = pytest.importorskip("zstandard")
+    bad_zstd = tmp_path / "plain.jsonl.zst"
+    bad_zstd.write_text('{"text": "never compressed"}\n', encoding="utf-8")
+    with pytest.raises(FormatError) as info:
+        list(read_documents(bad_zstd))
+    assert info.value.path == str(bad_zstd) and "corrupt zstd data" in info.value.problem
+    assert isinstance(info.value.__cause__, zstandard.ZstdError)
+    assert main([*args, "-o", str(tmp_path / "t.json"), str(bad_zstd)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"bytepair: error: {bad_zstd}: corrupt zstd data")
+
+
+def test_compressed_parquet(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    zstandard = pytest.importorskip("zstandard")
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"text": DOCS * 2000}), path, row_group_size=1000)
+    data = path.read_bytes()
+    (tmp_path / "a.parquet.gz").write_bytes(gzip.compress(data))
+    (tmp_path / "a.parquet.zst").write_bytes(zstandard.ZstdCompressor().compress(data))
+    for name in ("a.parquet.gz", "a.parquet.zst"):
+        read = []
+        assert list(read_documents(tmp_path / name, on_read=read.append)) == DOCS * 2000
+        assert sum(read) == (tmp_path / name).stat().st_size  # bytes as stored
+    with pytest.raises(FormatError, match="no column 'body'"):
+        list(read_documents(tmp_path / "a.parquet.gz", field="body"))
+    cut = tmp_path / "cut.parquet.zst"
+    cut.write_bytes((tmp_path / "a.parquet.zst").read_bytes()[:-10])
+    with pytest.raises(FormatError, match=r"cut.parquet.zst: truncated zstd file"):
+        list(read_documents(cut))

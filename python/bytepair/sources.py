@@ -8,11 +8,16 @@ globs and directories (recursively, in sorted order), by their names:
 - anything else is plain UTF-8 text, where a blank line ends a document
   (the blank lines themselves belong to no document);
 - ``.gz`` and ``.zst``/``.zstd`` after those names are decompressed on the
-  fly (zstd needs the ``zstandard`` package).
+  fly (zstd needs the ``zstandard`` package; a file of several frames or
+  gzip members is read whole). Parquet needs random access, so a
+  ``.parquet.gz``/``.parquet.zst`` is first decompressed to a temporary file
+  in the system's temporary directory (removed when the file is read).
 
 Documents are only ever cut at those boundaries, so pre-tokens never span
 two. Pass the iterator to :func:`bytepair.train` (it batches the texts) or
-encode it document by document. Problems name the file and the line.
+encode it document by document. Problems name the file and the line; a
+compressed file that is truncated (it ends in the middle of a gzip member or
+a zstd frame) or corrupt is a :class:`FormatError`, never a shorter corpus.
 ``on_read(n)`` is told of every ``n`` bytes read from a file as stored
 (compressed bytes for ``.gz``/``.zst``), for progress bars.
 """
@@ -20,12 +25,16 @@ encode it document by document. Problems name the file and the line.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import gzip
 import io
 import json
 import os
 import re
+import shutil
+import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, BinaryIO, Callable, Optional, Union
@@ -80,6 +89,111 @@ class _Counted(io.RawIOBase):
         return n
 
 
+ZSTD_MAGIC = 0xFD2FB528
+SKIPPABLE_MAGIC = 0x184D2A50  # up to 0x184D2A5F: the low 4 bits are free
+
+
+class _TruncatedError(EOFError):
+    """Compressed data that ends in the middle of a frame."""
+
+
+class _ZstdFrames(io.RawIOBase):
+    """A ``.zst`` file's bytes, passed through unchanged while following its
+    frame structure (RFC 8878) to check, at the end, that the last frame is
+    complete: zstandard's stream reader takes a cut-off frame for the end of
+    the data. Only headers are parsed; block contents are skipped. Data that
+    is not a frame is left to the decompressor to refuse."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+        self._state = "magic"  # the part being read: "magic", "descriptor",
+        # "frame header", "block", "skippable size"; "unknown" stops following
+        self._need = 4  # how many bytes the part takes
+        self._part = bytearray()
+        self._skip = 0  # bytes to pass before the next part (block content, ...)
+        self._checksum = False  # the current frame ends with a 4-byte checksum
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = self._file.readinto(buffer)
+        if n:
+            self._follow(memoryview(buffer)[:n])
+        elif self._state != "unknown" and (self._skip or self._part or self._state != "magic"):
+            raise _TruncatedError("the compressed data ends in the middle of a frame")
+        return n
+
+    def _follow(self, data: memoryview) -> None:
+        i = 0
+        while i < len(data) and self._state != "unknown":
+            if self._skip:
+                k = min(self._skip, len(data) - i)
+                self._skip -= k
+            else:
+                k = min(self._need - len(self._part), len(data) - i)
+                self._part += data[i : i + k]
+                if len(self._part) == self._need:
+                    self._next(int.from_bytes(self._part, "little"))
+                    self._part.clear()
+            i += k
+
+    def _next(self, value: int) -> None:
+        """Moves past the part just read, whose bytes are ``value`` (little-endian)."""
+        state = self._state
+        if state == "magic":
+            if value == ZSTD_MAGIC:
+                self._state, self._need = "descriptor", 1
+            elif value & ~0xF == SKIPPABLE_MAGIC:
+                self._state, self._need = "skippable size", 4
+            else:
+                self._state = "unknown"
+        elif state == "skippable size":
+            self._state, self._need, self._skip = "magic", 4, value
+        elif state == "descriptor":
+            single_segment = bool(value & 0x20)
+            self._checksum = bool(value & 0x04)
+            header = (
+                (0 if single_segment else 1)  # window descriptor
+                + (0, 1, 2, 4)[value & 0x03]  # dictionary id
+                + (1 if single_segment else 0, 2, 4, 8)[value >> 6]  # content size
+            )
+            self._state, self._need = "frame header", header
+            if header == 0:
+                self._state, self._need = "block", 3
+        elif state == "frame header":
+            self._state, self._need = "block", 3
+        else:  # a block header: last block (1 bit), type (2 bits), size (21 bits)
+            kind, size = (value >> 1) & 0x03, value >> 3
+            if kind == 3:  # reserved: corrupt, for the decompressor to say
+                self._state = "unknown"
+                return
+            self._skip = 1 if kind == 1 else size  # an RLE block holds one byte
+            if value & 1:
+                self._skip += 4 if self._checksum else 0
+                self._state, self._need = "magic", 4
+
+
+@functools.cache
+def _decompression_errors() -> tuple[type[BaseException], ...]:
+    """What reading a corrupt or truncated ``.gz``/``.zst`` raises."""
+    errors: tuple[type[BaseException], ...] = (EOFError, gzip.BadGzipFile, zlib.error)
+    try:
+        import zstandard
+    except ImportError:
+        return errors
+    return (*errors, zstandard.ZstdError)
+
+
+def _decompression_error(path: Path, error: BaseException, where: Optional[str]) -> FormatError:
+    kind = COMPRESSED.get(path.suffix.lower(), "compressed")
+    if isinstance(error, EOFError):
+        problem = f"truncated {kind} file: {error}"
+    else:
+        problem = f"corrupt {kind} data: {error}"
+    return FormatError(path, problem, where)
+
+
 @contextlib.contextmanager
 def _open_binary(path: Path, on_read: OnRead = None) -> Iterator[IO[bytes]]:
     kind = COMPRESSED.get(path.suffix.lower())
@@ -94,7 +208,10 @@ def _open_binary(path: Path, on_read: OnRead = None) -> Iterator[IO[bytes]]:
             with gzip.GzipFile(fileobj=stored, mode="rb") as stream:
                 yield stream
         elif kind == "zstd":
-            with zstandard.ZstdDecompressor().stream_reader(stored, closefd=False) as stream:
+            frames = _ZstdFrames(stored)
+            with zstandard.ZstdDecompressor().stream_reader(
+                frames, read_across_frames=True, closefd=False
+            ) as stream:
                 yield stream
         else:
             yield stored
@@ -114,17 +231,29 @@ def _format_of(path: Path) -> str:
 
 def _lines(path: Path, on_read: OnRead) -> Iterator[tuple[int, str]]:
     """(line number, line with its end) of a file; each line is decoded on
-    its own, so an encoding error names its line."""
+    its own, so an encoding error names its line. A truncated or corrupt
+    compressed file is a FormatError saying how many lines came before."""
     with _open_binary(path, on_read) as raw:
-        for number, line in enumerate(io.BufferedReader(raw), start=1):
+        lines = io.BufferedReader(raw)
+        number = 0
+        while True:
             try:
-                yield number, line.decode("utf-8")
+                line = lines.readline()
+            except _decompression_errors() as e:
+                where = f"after line {number}" if number else None
+                raise _decompression_error(path, e, where) from e
+            if not line:
+                return
+            number += 1
+            try:
+                text = line.decode("utf-8")
             except UnicodeDecodeError as e:
                 raise FormatError(
                     path,
                     f"not UTF-8 text ({e.reason} at byte {e.start} of the line)",
                     f"line {number}",
                 ) from None
+            yield number, text
 
 
 def _text_documents(path: Path, on_read: OnRead) -> Iterator[str]:
@@ -174,6 +303,16 @@ def _parquet_documents(path: Path, field: str, on_read: OnRead) -> Iterator[str]
         import pyarrow.parquet as pq
     except ImportError:
         raise FormatError(path, "reading Parquet files needs the pyarrow package") from None
+    if path.suffix.lower() in COMPRESSED:  # pyarrow needs to seek: decompress to a file
+        with tempfile.TemporaryFile(prefix="bytepair-", suffix=".parquet") as copy:
+            with _open_binary(path, on_read) as stream:
+                try:
+                    shutil.copyfileobj(stream, copy, 1 << 20)
+                except _decompression_errors() as e:
+                    raise _decompression_error(path, e, None) from e
+            copy.seek(0)
+            yield from _parquet_rows(pq, path, copy, field)
+        return
     if on_read is None:  # pyarrow reads a path natively, outside the GIL
         yield from _parquet_rows(pq, path, path, field)
         return
