@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -279,6 +280,24 @@ def test_resume_names_what_differs(corpus, trained, cl100k, tmp_path):
     encode_dataset(corpus, trained, out, shard_tokens=1000, resume=True)
     assert files_of(out) == before
 
+
+def test_resume_refuses_an_input_rewritten_to_the_same_size(trained, tmp_path):
+    # Path and size alone took the new text for the run's: its complete
+    # shards would hold the old text and the rest the new.
+    source = tmp_path / "docs.txt"
+    source.write_text("first version of the text\n\nsecond document\n", "utf-8")
+    out = tmp_path / "out"
+    plan([source], trained, out)
+    stat = source.stat()
+    source.write_text("FIRST version of the text\n\nsecond document\n", "utf-8")
+    assert source.stat().st_size == stat.st_size
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    with pytest.raises(ValueError, match=r"input file 0 was .*docs.txt \(43 bytes, modified"):
+        encode_dataset([source], trained, out, resume=True)
+    # The same file untouched resumes.
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    encode_dataset([source], trained, out, resume=True)
+    assert len(TokenDataset(out)) == 2
 
 def test_nothing_is_replaced_without_asking(corpus, trained, tmp_path):
     out = tmp_path / "out"

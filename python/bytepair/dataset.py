@@ -15,7 +15,7 @@ globs, directories) and writes to the directory ``out``:
   and sha256 of both files), written after them: a shard is complete once
   its entry exists;
 - ``file-FFFFF.json``: input file ``F`` is complete (its shard entries);
-- ``run.json``: the settings and the input files (paths, sizes), written
+- ``run.json``: the settings and the input files (paths, sizes, modification times), written
   first; ``dataset.json``: the same plus every shard, written last of all.
 
 A shard closes as soon as it holds ``shard_tokens`` tokens, after the
@@ -407,7 +407,26 @@ class Plan:
 
 
 def _inputs_json(files: list[Path], sizes: list[int]) -> list[dict]:
-    return [{"path": str(f), "size": s} for f, s in zip(files, sizes)]
+    # The modification time too: a file rewritten to the same size must not
+    # be resumed as if it were the run's (its first shards would be the old text's).
+    return [
+        {"path": str(f), "size": s, "mtime_ns": f.stat().st_mtime_ns} for f, s in zip(files, sizes)
+    ]
+
+
+def _describe_input(item: dict) -> str:
+    modified = item.get("mtime_ns")
+    when = "" if modified is None else f", modified {_format_time(modified)}"
+    return f"{item.get('path')} ({item.get('size')} bytes{when})"
+
+
+def _format_time(ns: object) -> str:
+    import datetime
+
+    if not isinstance(ns, int):
+        return repr(ns)
+    moment = datetime.datetime.fromtimestamp(ns / 1e9, datetime.timezone.utc)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", " UTC")
 
 
 def _differences(run: dict, settings: DatasetSettings, inputs: list[dict]) -> list[str]:
@@ -423,10 +442,7 @@ def _differences(run: dict, settings: DatasetSettings, inputs: list[dict]) -> li
         problems.append(f"the run had {len(old)} input files, now {len(inputs)}")
     for i, (a, b) in enumerate(zip(old, inputs)):
         if a != b:
-            problems.append(
-                f"input file {i} was {a.get('path')} ({a.get('size')} bytes), "
-                f"now {b['path']} ({b['size']} bytes)"
-            )
+            problems.append(f"input file {i} was {_describe_input(a)}, now {_describe_input(b)}")
             if len(problems) > 5:
                 break
     return problems
