@@ -15,8 +15,9 @@ globs, directories) and writes to the directory ``out``:
   and sha256 of both files), written after them: a shard is complete once
   its entry exists;
 - ``file-FFFFF.json``: input file ``F`` is complete (its shard entries);
-- ``run.json``: the settings and the input files (paths, sizes, modification times), written
-  first; ``dataset.json``: the same plus every shard, written last of all.
+- ``run.json``: the settings and the input files (paths, sizes, modification
+  times), written first; ``dataset.json``: the same plus every shard, written
+  last of all.
 
 A shard closes as soon as it holds ``shard_tokens`` tokens, after the
 document that got it there: shards never split a document and never span two
