@@ -286,18 +286,24 @@ def test_resume_refuses_an_input_rewritten_to_the_same_size(trained, tmp_path):
     # shards would hold the old text and the rest the new.
     source = tmp_path / "docs.txt"
     source.write_text("first version of the text\n\nsecond document\n", "utf-8")
+    other = tmp_path / "other.txt"
+    other.write_text("not started\n", "utf-8")
     out = tmp_path / "out"
-    plan([source], trained, out)
+    # The first file is complete, the second has no output yet.
+    first = plan([source, other], trained, out)
+    encode_file(first.files[0], 0, trained, out, first.settings)
     stat = source.stat()
     source.write_text("FIRST version of the text\n\nsecond document\n", "utf-8")
     assert source.stat().st_size == stat.st_size
     os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     with pytest.raises(ValueError, match=r"input file 0 was .*docs.txt \(43 bytes, modified"):
-        encode_dataset([source], trained, out, resume=True)
-    # The same file untouched resumes.
+        encode_dataset([source, other], trained, out, resume=True)
+    # A file with no output yet may change (fixed after it failed the run).
     os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    encode_dataset([source], trained, out, resume=True)
-    assert len(TokenDataset(out)) == 2
+    other.write_text("now it is started and longer\n", "utf-8")
+    encode_dataset([source, other], trained, out, resume=True)
+    assert len(TokenDataset(out)) == 3
+
 
 def test_nothing_is_replaced_without_asking(corpus, trained, tmp_path):
     out = tmp_path / "out"

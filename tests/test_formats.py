@@ -539,7 +539,7 @@ def _ignore_merges_with_orphan(document):
 
 
 UNSUPPORTED_HF = {
-    "normalizer": (_set(("normalizer",), {"type": "NFC"}), "normalizer", '"NFC"'),
+    "normalizer": (_set(("normalizer",), {"type": "NFD"}), "normalizer", '"NFD"'),
     "post_processor": (
         _set(("post_processor",), {"type": "UnknownProcessing"}),
         "post_processor",
@@ -1058,14 +1058,52 @@ def test_pattern_translation_both_ways(ours, theirs):
     ("theirs", "ours"),
     [
         (r"\p{N}{1,3}+", r"(?:\p{N}{1,3})+"),  # Oniguruma: a repeated interval, not possessive
-        (r"\w+", r"[\p{L}\p{M}\p{N}\p{Pc}]+"),
-        (r"[^\w\s]+", r"[^\p{L}\p{M}\p{N}\p{Pc}\s]+"),
+        # Oniguruma's bare \w also has Latin-1's ² ³ ¹ ¼ ½ ¾; inside a class it does not.
+        (r"\w+", r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\xB2\xB3\xB9\xBC-\xBE]+"),
+        (r"\W", r"[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\xB2\xB3\xB9\xBC-\xBE]"),
+        (r"[^\w\s]+", r"[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\s]+"),
         (r"\s+$|\S", r"\s+(?m:$)|\S"),
         (r"\s+\z|\S", r"\s+$|\S"),
+        (r"x\d{2}?y|\S", r"x(?:\d{2})?y|\S"),  # Oniguruma: X{n}? is an optional X{n}
+        (r"x\d{1,2}?|\S", r"x\d{1,2}?|\S"),  # ... but X{n,m}? is lazy, as in ours
+        (r"(?>\p{N}{1,3})|.", r"\p{N}{1,3}+|."),
+        (r"(?>\p{N}{1,3}){2}|.", r"(?>\p{N}{1,3}){2}|."),  # not \p{N}{1,3}+{2}
+        (r"(?>\p{N}{1,3})+|\D+", r"(?>\p{N}{1,3})+|\D+"),  # not \p{N}{1,3}++
+        (r"(?>(?>a{1,2}){2})|.", r"(?>a{1,2}){2}+|."),
+        (r"\x{E9}+|\x41", r"\x{E9}+|\x41"),
     ],
 )
 def test_tokenizers_patterns_read_in_our_dialect(theirs, ours):
     assert hf_regex.from_tokenizers(theirs) == ours
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (r"xa{2}?b|.", r"xa{2}b|."),  # a lazy X{n} is X{n}; Oniguruma's X{n}? is optional
+        (r"xa{2,2}?b|a{2,}?|.", r"xa{2,2}?b|a{2,}?|."),
+        (r"[\xC0-\xFF]+|\xE9|\x41", r"[\x{C0}-\x{FF}]+|\x{E9}|\x41"),  # \xE9 is a byte there
+        (r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}-]+", r"[\w-]+"),  # Oniguruma's \w in a class
+        (r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}]+", r"[\w]+"),  # ... which bare \w is not
+        # Oniguruma refuses a quantifier on (?:b|$), not on these:
+        (r"a(?:b\z)+|a(b|$)+|a(?:(?i)b|$)+", r"a(?:b\z)+|a(b|\z)+|a(?:(?i)b|\z)+"),
+    ],
+)
+def test_our_patterns_written_in_tokenizers_dialect(ours, theirs):
+    assert hf_regex.to_tokenizers(ours) == theirs
+
+
+@pytest.mark.parametrize("theirs", [r"\w+|[^\w\s]+|\s+", r"[\w-]+|\W", r"[^\w]|(?>\d{1,3})|\s"])
+def test_tokenizers_patterns_read_and_written_back_unchanged(theirs):
+    assert hf_regex.to_tokenizers(hf_regex.from_tokenizers(theirs)) == theirs
+
+
+@pytest.mark.parametrize(("theirs", "construct"), [(r"\xE9", r"\xE9"), (r"[a\xC3\xA9]", r"\xC3")])
+def test_raw_utf8_bytes_in_tokenizers_patterns_are_refused(theirs, construct):
+    assert hf_regex.to_tokenizers(theirs)  # ours: the character U+00E9
+    with pytest.raises(hf_regex.UnsupportedPattern) as info:
+        hf_regex.from_tokenizers(theirs)
+    assert info.value.construct == construct and "UTF-8" in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -1092,6 +1130,9 @@ def test_tokenizers_patterns_read_in_our_dialect(theirs, ours):
         (r"\1", r"\1", r"\1 is not supported"),
         (r"[\W]", r"\W", "inside a class"),
         (r"a{", "{", "{n,m}"),
+        (r"a(?:b|$)+", "(?:b|$)+", "(Oniguruma) refuses"),
+        (r"a(?:b|(?:c|(?=d))){2}", "(?:b|(?:c|(?=d))){", "(Oniguruma) refuses"),
+        (r"a\A*", r"\A*", "(Oniguruma) refuses"),
     ],
 )
 def test_untranslatable_patterns_name_the_construct(pattern, construct, reason):

@@ -200,6 +200,8 @@ def test_general_categories_agree_on_every_code_point():
         (r"\s+$|\S+", "a \nb"),  # Oniguruma: $ before every newline
         (r"^\s+|\S+", "a\n b"),  # Oniguruma: ^ after every newline
         (r"\w+|\s", "a²Ⓐb"),  # different Unicode definitions of \w
+        (r"\w+|[\w]+|\W", "²a\u200d"),  # Oniguruma: ² in \w, not in [\w]; U+200D in neither
+        (r"x\d{2}?y|\S+|\s", "xy!"),  # Oniguruma: X{n}? is (?:X{n})?, not a lazy X{n}
         (r"(?i:ss)", "aß"),  # Oniguruma folds ß to ss (not always: not in "ß" alone)
         (r"a*|b", "bb"),  # tokenizers cuts at empty matches
         (r"[[:alpha:]]+|\s", "aé"),  # POSIX classes: Unicode vs ASCII
@@ -229,7 +231,13 @@ EXPORTED = {name: p for name, p in BUILTIN_PATTERNS.items() if p} | {
     "word-regex": r"\w+|[^\w\s]+|\s+",
     "anchored-regex": r"\p{N}{1,3}+|[^\s\p{N}]+|\s+$|\s",
 }
-IMPORTED = {"llama3": LLAMA3_PATTERN, "qwen2": QWEN2_PATTERN, "gpt2": BUILTIN_PATTERNS["gpt2"]}
+IMPORTED = {
+    "llama3": LLAMA3_PATTERN,
+    "qwen2": QWEN2_PATTERN,
+    "gpt2": BUILTIN_PATTERNS["gpt2"],
+    "word-regex": r"\w+|[^\w\s]+|\s+",
+    "word-class-regex": r"[\w'-]+|\W",
+}
 
 
 @pytest.fixture(scope="module")
@@ -276,6 +284,160 @@ def test_llama3_pattern_is_not_cl100k():
     text = "a\n  "
     assert ours_pieces(BUILTIN_PATTERNS["cl100k"])(text) == ["a", "\n  "]
     assert hf_pieces(LLAMA3_PATTERN)(text) == ["a", "\n", "  "]
+
+
+# ---------------------------------------------------------------------------
+# 1b. Constructs whose first translation was wrong, checked against tokenizers
+
+# Every Unicode scalar value, U+0000 to U+10FFFF.
+EVERY_CODE_POINT = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+
+
+def class_cuts(pieces_of, cls: str) -> tuple[list[str], list[str]]:
+    """What tells a character class from any other: the pieces of ``cls+`` on every
+    code point (a new piece wherever membership changes), and whether U+0000 is
+    in it (then ``cls|\\x00\\x00`` cuts "\\x00\\x00" in two)."""
+    return pieces_of(cls + "+")(EVERY_CODE_POINT), pieces_of(cls + r"|\x00\x00")("\x00\x00")
+
+
+@pytest.mark.parametrize("theirs", [r"\w", r"\W", r"[\w-]", r"[^\w\s]"], ids=str)
+def test_word_class_read_from_tokenizers_on_every_code_point(theirs):
+    """Oniguruma's \\w alone also has ² ³ ¹ ¼ ½ ¾, in a class it does not, and
+    neither is "letters, marks, numbers, connectors" (Ⓐ is in, ৴ is not)."""
+    ours = class_cuts(lambda p: ours_pieces(hf_regex.from_tokenizers(p)), theirs)
+    assert ours == class_cuts(hf_pieces, theirs)
+
+
+@pytest.mark.parametrize(
+    "ours", [r"\w", r"\W", r"[\w-]", hf_regex.from_tokenizers(r"\w"), r"[\p{Alphabetic}]"], ids=str
+)
+def test_word_class_written_for_tokenizers_on_every_code_point(ours):
+    theirs = class_cuts(lambda p: hf_pieces(hf_regex.to_tokenizers(p)), ours)
+    assert class_cuts(ours_pieces, ours) == theirs
+
+
+def test_word_pattern_file_from_tokenizers_gives_its_ids(tmp_path):
+    """A tokenizers model with a \\w Split regex, trained and saved by tokenizers."""
+    from tokenizers import decoders, models, trainers
+
+    hf = tokenizers.Tokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"\w+|[^\w\s]+|\s+"), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    hf.decoder = decoders.ByteLevel()
+    texts = ["aⒶb x²y ¹₂ Ⓑ🄰c ৴৴ a\u200db ½½ cat dog"] * 20
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    hf.train_from_iterator(texts, trainer)
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    tok = bytepair.load(path)
+    for text in [*texts[0].split(), texts[0], SWEEP[:3000], SWEEP[0x2400:0x2600]]:
+        assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids, repr(text)
+
+
+@pytest.mark.parametrize(
+    ("theirs", "text"),
+    [
+        (r"x\d{2}?y|\S+|\s", "xy! x12y x1y"),  # Oniguruma: X{n}? is (?:X{n})?
+        (r"x(?:ab){1}?|.", "xab x"),
+        (r"x\d{1,2}?|\S", "x12 x1"),  # X{n,m}? is lazy in both
+        (r"(?>\p{N}{1,3}){2}|.", "12345 1234567 1"),  # an atomic interval, repeated
+        (r"(?>\p{N}{1,3})+|\D+", "12345a1"),
+        (r"(?>\p{N}{1,3})*x|.", "12345x 1x"),
+        (r"(?>(?>\p{N}{1,2}){2})|.", "12345"),
+    ],
+)
+def test_repeats_read_from_tokenizers_cut_alike(theirs, text):
+    assert ours_pieces(hf_regex.from_tokenizers(theirs))(text) == hf_pieces(theirs)(text)
+
+
+@pytest.mark.parametrize(
+    ("ours", "text"),
+    [
+        (r"xa{2}?b|.", "xb xaab xab"),  # ours: a lazy X{n}, which is X{n}
+        (r"x(?:a|ab){2}?c|.", "xc xaabc xababc"),
+        (r"[\xC0-\xFF]+|[a-z]+|\s+|.", "àé ÿa Ā"),  # \xE9 is a byte in Oniguruma
+        (r"\xE9+|[\xB2]|.", "éé² e"),
+    ],
+)
+def test_patterns_written_for_tokenizers_cut_alike(ours, text):
+    assert ours_pieces(ours)(text) == hf_pieces(hf_regex.to_tokenizers(ours))(text)
+
+
+def test_file_with_non_ascii_hex_escapes_loads_in_tokenizers(tmp_path):
+    texts = ["àéîõü ÀÉÎÕÜ abc déjà vu, ÿ"] * 20
+    pretokenizer = regex.compile(r"[\xC0-\xFF]+|[a-z]+|\s+|.")
+    tok = bytepair.train(texts, 300, pretokenizer=pretokenizer, progress=False)
+    tok.save(tmp_path / "x.json")
+    hf = hf_of(tmp_path / "x.json")
+    for text in [texts[0], "Ā ÿÿ", SWEEP[:1000]]:
+        assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids
+
+
+# A quantifier on each group: some Oniguruma refuses ("target of repeat operator is
+# invalid"), some it takes. Each is also a bytepair pattern (\A, \z, look-ahead and
+# groups are spelled alike; $ and ^ are anchors in both).
+QUANTIFIED_ANCHORS = [
+    r"a(?:b|$)+",
+    r"a(?:b|^)+",
+    r"a(?:b|\A)+",
+    r"a(?:b|\z){2}",
+    r"a(?:b|(?=c))+",
+    r"a(?:b|(?!c))?",
+    r"a(?:(?:$))*",
+    r"a(?:b|(?:c|\z))+",
+    r"a(?:b|c|(?!x)){1,3}",
+    r"a(?:(b)|$)+",
+    r"a(?:b\z)+",
+    r"a(?:b(?=c))+",
+    r"a(?:(?=c)b)+",
+    r"a(?:\z\z)+",
+    r"a(?:b|(?:c\z))+",
+    r"a(?>b|\z)+",
+    r"a(b|\z)+",
+    r"a(?i:b|\z)+",
+    r"a(?:(?i)b|\z)+",
+    r"a(?:(?>\z))+",
+    r"a(?:b|)+",
+]
+
+
+def tokenizers_refuses(pattern: str) -> bool:
+    try:
+        Regex(pattern)
+    except Exception as exc:  # tokenizers raises a plain Exception
+        assert "target of repeat operator is invalid" in str(exc)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("pattern", QUANTIFIED_ANCHORS)
+def test_quantified_anchors_are_refused_exactly_where_tokenizers_refuses_them(pattern):
+    pattern += r"|.|\n"
+    text = "ab abb abc a\nab\nb ac abcbc a"
+    refused = tokenizers_refuses(pattern)
+    for translate in (hf_regex.from_tokenizers, hf_regex.to_tokenizers):
+        if refused:
+            with pytest.raises(hf_regex.UnsupportedPattern, match="Oniguruma"):
+                translate(pattern)
+        else:
+            translate(pattern)
+    if not refused:
+        theirs = hf_regex.to_tokenizers(pattern)
+        assert not tokenizers_refuses(theirs)
+        assert ours_pieces(pattern)(text) == hf_pieces(theirs)(text)
+        ours = hf_regex.from_tokenizers(pattern)
+        assert ours_pieces(ours)(text) == hf_pieces(pattern)(text)
+
+
+def test_some_quantified_anchors_are_taken_and_some_refused():
+    refused = [tokenizers_refuses(p) for p in QUANTIFIED_ANCHORS]
+    assert any(refused) and not all(refused)
 
 
 # ---------------------------------------------------------------------------
@@ -616,11 +778,22 @@ def test_style_files_hypothesis(style_files, text):
         ), name
 
 
-def test_real_qwen2_files_normalizer_is_named(trained_for_llama3):
+def test_qwen2_files_with_their_nfc_normalizer_give_tokenizers_ids(
+    trained_for_llama3, short_corpus, tmp_path
+):
+    # The real Qwen2 files have an NFC normalizer: read as normalize=("nfc",).
+    path = tmp_path / "qwen2.json"
     document = qwen2_document(trained_for_llama3.model, normalizer={"type": "NFC"})
+    path.write_text(json.dumps(document), "utf-8")
+    tok, _ = loaded_quietly(path)
+    assert tok.normalize == ("nfc",)
+    texts = dict(short_corpus)
+    texts["decomposed"] = "Cafe\u0301 n\u0303o A\u030a <|im_start|>e\u0301<|im_end|>\u0301"
+    assert_same_ids(tok, hf_of(path), texts)
+    other = qwen2_document(trained_for_llama3.model, normalizer={"type": "NFD"})
     with pytest.raises(FormatError) as info:
-        huggingface.loads(json.dumps(document), "qwen2.json")
-    assert info.value.where == "normalizer" and '"NFC"' in info.value.problem
+        huggingface.loads(json.dumps(other), "qwen2.json")
+    assert info.value.where == "normalizer" and '"NFD"' in info.value.problem
 
 
 # ---------------------------------------------------------------------------

@@ -430,8 +430,19 @@ def _format_time(ns: object) -> str:
     return moment.isoformat(timespec="microseconds").replace("+00:00", " UTC")
 
 
-def _differences(run: dict, settings: DatasetSettings, inputs: list[dict]) -> list[str]:
-    """What differs between the run on disk and this one, in words."""
+def _started(out: Path, file_index: int) -> bool:
+    """Whether any output of input file ``file_index`` is complete (its record
+    or one of its shards): such a file must not have changed."""
+    shards = f"shard-{file_index:05d}-*.json"  # the entries of its shards (see _shard_name)
+    return _file_record(out, file_index).exists() or any(out.glob(shards))
+
+
+def _differences(
+    run: dict, settings: DatasetSettings, inputs: list[dict], out: Path
+) -> list[str]:
+    """What differs between the run on disk and this one, in words. An input
+    with no complete output yet may have changed (a file fixed after it made
+    the run fail): nothing of it is kept."""
     problems = []
     before = run.get("settings", {})
     for name, value in settings.to_json().items():
@@ -442,7 +453,8 @@ def _differences(run: dict, settings: DatasetSettings, inputs: list[dict]) -> li
     if len(old) != len(inputs):
         problems.append(f"the run had {len(old)} input files, now {len(inputs)}")
     for i, (a, b) in enumerate(zip(old, inputs)):
-        if a != b:
+        unstarted = isinstance(a, dict) and a.get("path") == b["path"] and not _started(out, i)
+        if a != b and not unstarted:
             problems.append(f"input file {i} was {_describe_input(a)}, now {_describe_input(b)}")
             if len(problems) > 5:
                 break
@@ -498,9 +510,11 @@ def plan(
         run = _read_json(out / RUN)
         if not isinstance(run, dict) or run.get("format") != FORMAT:
             raise FormatError(out / RUN, f"not a {FORMAT} run")
-        problems = _differences(run, settings, inputs_json)
+        problems = _differences(run, settings, inputs_json, out)
         if problems:
             raise ValueError(f"cannot resume the run in {out}: " + "; ".join(problems))
+        if run.get("inputs") != inputs_json:  # inputs changed before any of their output
+            _write_json(out / RUN, {**run, "inputs": inputs_json})
         for path in existing:  # leftovers of an interrupted write
             if path.name.endswith(TMP) and _own(path):
                 path.unlink()

@@ -27,6 +27,9 @@ class BPEModel:
         token, when cut out of text, swallows the whitespace on its left /
         right (HuggingFace's added-token options; RoBERTa's ``<mask>``).
         Specials not named here swallow nothing.
+    normalize: what is done to the text between special tokens before it is
+        cut: ``()``, or ``"nfc"``/``"nfkc"`` and/or ``"lowercase"``, in that
+        order (:mod:`bytepair.normalization`).
     """
 
     tokens: tuple[Optional[bytes], ...]
@@ -34,6 +37,7 @@ class BPEModel:
     special_tokens: Mapping[str, int]
     pretokenizer: Pretokenizer
     special_token_strip: Mapping[str, tuple[bool, bool]] = field(default_factory=dict)
+    normalize: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,7 @@ class Tokenizer:
             [model.special_token_strip.get(t, (False, False)) for t in model.special_tokens]
             if model.special_token_strip
             else None,
+            list(model.normalize),
         )
         self._model = model
         self._special_index = {text: i for i, text in enumerate(model.special_tokens)}
@@ -311,12 +312,19 @@ class Tokenizer:
         return self._model.pretokenizer
 
     @property
+    def normalize(self) -> tuple[str, ...]:
+        """The normalization of the text between special tokens: ``()``, or
+        ``"nfc"``/``"nfkc"`` and/or ``"lowercase"``."""
+        return self._model.normalize
+
+    @property
     def training(self) -> Optional[TrainingReport]:
         """How training went (merge counts, why it stopped); None for a loaded tokenizer."""
         return self._training
 
     def pretokenize(self, text: str) -> list[str]:
-        """The pieces the pre-tokenizer cuts ``text`` into (special tokens not cut out)."""
+        """The pieces the pre-tokenizer cuts ``text`` into, once normalized
+        (special tokens not cut out)."""
         return _on_text(self._core.pretokenize, text)
 
     def save(

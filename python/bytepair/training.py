@@ -17,6 +17,7 @@ from typing import Optional, Union
 from . import _native
 from .errors import NotUtf8Error, decode_utf8
 from .model import BPEModel
+from .normalization import NormalizeSpec, resolve_normalize
 from .pretokenizers import Pretokenizer, PretokenizerSpec, resolve
 from .tokenizer import Tokenizer, _reject_surrogates
 
@@ -168,6 +169,7 @@ def train(
     max_token_length: Optional[int] = None,
     checkpoint: Union[str, os.PathLike[str], None] = None,
     checkpoint_every: Optional[float] = None,
+    normalize: NormalizeSpec = None,
     progress: Optional[bool] = None,
     **unigram_options,
 ):
@@ -192,6 +194,9 @@ def train(
         with a checkpoint), on Ctrl-C and at the end; :func:`resume_training`
         goes on from it to the same merges. An existing file is never
         overwritten (FileExistsError).
+    normalize (BPE): ``"nfc"`` or ``"nfkc"`` and/or ``"lowercase"`` (one name
+        or several): the text between special tokens is normalized before it
+        is cut, in training and in every encoding with the tokenizer (SPEC §4).
     progress: show progress bars (default: when stderr is a terminal).
     unigram options (SentencePiece's names and defaults): character_coverage
         (0.9995), max_piece_length (16 characters), seed_size (1,000,000),
@@ -205,10 +210,14 @@ def train(
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}: use one of {', '.join(MODELS)}")
     if model != "bpe" and (
-        max_token_length is not None or checkpoint is not None or checkpoint_every is not None
+        max_token_length is not None
+        or checkpoint is not None
+        or checkpoint_every is not None
+        or normalize is not None
     ):
         raise TypeError(
-            "max_token_length, checkpoint and checkpoint_every are byte-level BPE options"
+            "max_token_length, checkpoint, checkpoint_every and normalize are byte-level BPE "
+            "options"
         )
     if model == "char-bpe":
         from .char_bpe import train_char_bpe
@@ -260,10 +269,11 @@ def train(
         max_token_length,
         None if checkpoint is None else Path(checkpoint),
         checkpoint_every,
+        resolve_normalize(normalize),
     )
     started = time.perf_counter()
     counter = _native.PretokenCounter(
-        specials, pre.kind, pre.pattern if pre.kind == "regex" else None
+        specials, pre.kind, pre.pattern if pre.kind == "regex" else None, list(options.normalize)
     )
     add_texts(counter, _texts(corpus), progress)
     return merge_counted(counter, pre, options, progress, started)
@@ -280,6 +290,7 @@ class BpeOptions:
     checkpoint: Optional[Path] = None
     # None: the default interval, which only a checkpoint uses.
     checkpoint_every: Optional[float] = None
+    normalize: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         specials = self.special_tokens
@@ -372,6 +383,7 @@ def merge_counted(
             "vocab_size": options.vocab_size,
             "min_frequency": options.min_frequency,
             "max_token_length": options.max_token_length,
+            "normalize": list(options.normalize),
             "distinct_pretokens": len(counter),
         }
         every = options.checkpoint_every
@@ -405,6 +417,7 @@ def _trained(trained, pre, options: BpeOptions, distinct: int, started: float) -
         merges=tuple(merges),
         special_tokens={t: i for i, t in enumerate(specials)},
         pretokenizer=pre,
+        normalize=options.normalize,
     )
     report = TrainingReport(
         merge_counts=tuple(counts),
@@ -459,6 +472,8 @@ def read_checkpoint(checkpoint: Union[str, os.PathLike[str]]) -> CheckpointSetti
             list(meta["special_tokens"]),
             meta["min_frequency"],
             meta["max_token_length"],
+            # Checkpoints from before normalization existed have none.
+            normalize=resolve_normalize(meta.get("normalize", ())),
         )
     except (ValueError, KeyError, TypeError, AttributeError):
         _native.checkpoint_info(path, True)  # a damaged file: the error names the byte
@@ -488,6 +503,7 @@ def resume_training(
         run.special_tokens,
         run.min_frequency,
         run.max_token_length,
+        normalize=run.normalize,
     )
     started = time.perf_counter()
     bar, report = _merge_bar(progress, options, settings.merges_done)

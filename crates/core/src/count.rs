@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::Result;
 use crate::metaspace::{metaspace_chunks, split_before_spaces, word_of};
+use crate::normalize::Normalizer;
 use crate::pretokenize::Pretokenizer;
 use crate::special::{Segment, Selection, SpecialTokens};
 
@@ -51,13 +52,35 @@ impl PretokenCounts {
         Self::default()
     }
 
-    /// Counts the pre-tokens of `texts`, cutting out `special` tokens first.
+    /// Counts the pre-tokens of `texts`, cutting out `special` tokens first
+    /// and normalizing the text between them.
     pub fn add_texts(
         &mut self,
         texts: &[&str],
         pretokenizer: &Pretokenizer,
         special: &SpecialTokens,
+        normalizer: &Normalizer,
     ) -> Result<()> {
+        if !normalizer.is_identity() {
+            // The normalized text between the special tokens, counted with
+            // none to cut out (normalized text is not searched for them).
+            let segments = texts
+                .par_iter()
+                .map(|text| {
+                    let mut segments = Vec::new();
+                    special.split(text, Selection::All, |segment| {
+                        if let Segment::Text(t) = segment {
+                            segments.push(normalizer.apply(t));
+                        }
+                        Ok(())
+                    })?;
+                    Ok(segments)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let refs: Vec<&str> = segments.iter().flatten().map(|s| s.as_ref()).collect();
+            let none = SpecialTokens::new(Vec::new())?;
+            return self.add_texts(&refs, pretokenizer, &none, &Normalizer::default());
+        }
         // Special tokens could straddle a chunk boundary, so chunking only
         // happens when there are none to cut out.
         let chunks: Vec<&str> = if special.is_empty() {
@@ -195,6 +218,22 @@ impl PretokenCounts {
 mod tests {
     use super::*;
     use crate::metaspace::METASPACE;
+
+    #[test]
+    fn normalized_text_between_special_tokens_is_counted() {
+        // "<S>" is found in the text as given, then the rest is lowercased;
+        // "<s>" made by lowercasing is ordinary text.
+        let special = SpecialTokens::new(vec![("<S>".into(), 0)]).unwrap();
+        let lowercase = Normalizer::from_names(&["lowercase"]).unwrap();
+        let mut counts = PretokenCounts::new();
+        let whitespace = Pretokenizer::builtin("whitespace").unwrap();
+        counts
+            .add_texts(&["Ab<S>ab <s>"], &whitespace, &special, &lowercase)
+            .unwrap();
+        let mut words: Vec<(Vec<u8>, u64)> = counts.iter().map(|(k, v)| (k.to_vec(), v)).collect();
+        words.sort();
+        assert_eq!(words, [(b" <s>".to_vec(), 1), (b"ab".to_vec(), 2)]);
+    }
 
     fn counted(texts: &[&str], specials: &[&str]) -> Vec<(String, u64)> {
         let special = SpecialTokens::new(

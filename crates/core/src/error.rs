@@ -19,6 +19,9 @@ pub enum Error {
     #[error("inconsistent vocabulary: {0}")]
     InvalidVocabulary(String),
 
+    #[error("invalid normalization: {0}")]
+    InvalidNormalization(String),
+
     #[error("token id {id} at position {position} is not in the vocabulary (it has {size} ids, 0 to {})", size.saturating_sub(1))]
     UnknownId {
         id: u32,

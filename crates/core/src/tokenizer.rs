@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use crate::bpe::encode::encode_piece_with_dropout;
 use crate::bpe::piece_cache::{CacheKey, PieceCache};
 use crate::error::Result;
+use crate::normalize::Normalizer;
 use crate::pretokenize::Pretokenizer;
 use crate::rng::Rng;
 use crate::special::{Segment, Selection};
@@ -17,6 +18,8 @@ use crate::vocab::Vocab;
 pub struct Tokenizer {
     vocab: Vocab,
     pretokenizer: Pretokenizer,
+    /// Applied to the text between special tokens, before pre-tokenizing.
+    normalizer: Normalizer,
     /// Names this tokenizer's piece caches (kept per thread); never reused.
     id: u64,
     /// Bumped to forget those caches.
@@ -26,7 +29,7 @@ pub struct Tokenizer {
 /// A clone is a new tokenizer with caches of its own.
 impl Clone for Tokenizer {
     fn clone(&self) -> Self {
-        Self::new(self.vocab.clone(), self.pretokenizer.clone())
+        Self::new(self.vocab.clone(), self.pretokenizer.clone()).with_normalizer(self.normalizer)
     }
 }
 
@@ -36,9 +39,19 @@ impl Tokenizer {
         Self {
             vocab,
             pretokenizer,
+            normalizer: Normalizer::default(),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             cache_generation: AtomicU64::new(0),
         }
+    }
+
+    pub fn with_normalizer(mut self, normalizer: Normalizer) -> Self {
+        self.normalizer = normalizer;
+        self
+    }
+
+    pub fn normalizer(&self) -> &Normalizer {
+        &self.normalizer
     }
 
     /// Forgets the pieces every thread's cache learned from this tokenizer
@@ -68,7 +81,8 @@ impl Tokenizer {
     // ---- Encoding ----
 
     fn encode_text(&self, text: &str, cache: &mut PieceCache, out: &mut Vec<u32>) -> Result<()> {
-        self.pretokenizer.for_each_piece(text, |piece| {
+        let text = self.normalizer.apply(text);
+        self.pretokenizer.for_each_piece(&text, |piece| {
             cache.encode(&self.vocab, piece.as_bytes(), out)
         })
     }
@@ -135,9 +149,12 @@ impl Tokenizer {
                     out.push(id);
                     Ok(())
                 }
-                Segment::Text(t) => self.pretokenizer.for_each_piece(t, |piece| {
-                    encode_piece_with_dropout(&self.vocab, piece.as_bytes(), p, rng, &mut out)
-                }),
+                Segment::Text(t) => {
+                    let t = self.normalizer.apply(t);
+                    self.pretokenizer.for_each_piece(&t, |piece| {
+                        encode_piece_with_dropout(&self.vocab, piece.as_bytes(), p, rng, &mut out)
+                    })
+                }
             })?;
         Ok(out)
     }

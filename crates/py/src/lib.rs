@@ -18,7 +18,7 @@ use bytepair_core::rng::Rng;
 use bytepair_core::special::Strip;
 use bytepair_core::vocab::Ranking;
 use bytepair_core::{
-    Error, PretokenCounts, Pretokenizer, Selection, SpecialTokens, TrainConfig, Vocab,
+    Error, Normalizer, PretokenCounts, Pretokenizer, Selection, SpecialTokens, TrainConfig, Vocab,
 };
 
 fn to_py(err: Error) -> PyErr {
@@ -397,7 +397,8 @@ impl CoreBPE {
     /// `special_strip`: per special token (in order), whether it swallows the
     /// whitespace on its left / right (HuggingFace's lstrip / rstrip).
     #[new]
-    #[pyo3(signature = (tokens, merges, special_tokens, pretokenizer, pattern=None, special_strip=None))]
+    #[pyo3(signature = (tokens, merges, special_tokens, pretokenizer, pattern=None, special_strip=None, normalize=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         tokens: Vec<Option<PyBackedBytes>>,
@@ -406,8 +407,10 @@ impl CoreBPE {
         pretokenizer: &str,
         pattern: Option<&str>,
         special_strip: Option<Vec<(bool, bool)>>,
+        normalize: Vec<String>,
     ) -> PyResult<Self> {
         let pretokenizer = self::pretokenizer(pretokenizer, pattern).map_err(to_py)?;
+        let normalizer = Normalizer::from_names(&normalize).map_err(to_py)?;
         let ranking = merges.map_or(Ranking::TokenIds, Ranking::Merges);
         let vocab = in_parallel(py, || {
             // The bytes objects are read in place (immutable, and kept alive here).
@@ -424,7 +427,7 @@ impl CoreBPE {
         })?;
         let ints = IdInts::new(vocab.len());
         Ok(Self {
-            inner: bytepair_core::Tokenizer::new(vocab, pretokenizer),
+            inner: bytepair_core::Tokenizer::new(vocab, pretokenizer).with_normalizer(normalizer),
             ints,
         })
     }
@@ -550,12 +553,14 @@ impl CoreBPE {
         Ok((ids, offsets_buffer))
     }
 
-    /// The pieces the pre-tokenizer cuts `text` into (specials not cut out).
+    /// The pieces the pre-tokenizer cuts `text` into, once normalized
+    /// (specials not cut out).
     fn pretokenize(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
         without_gil(py, || {
+            let text = self.inner.normalizer().apply(text);
             self.inner
                 .pretokenizer()
-                .pieces(text)
+                .pieces(&text)
                 .map(|p| p.into_iter().map(str::to_owned).collect())
         })
     }
@@ -674,17 +679,21 @@ struct PretokenCounter {
     /// None: SentencePiece-style words (`"metaspace"`, for unigram training).
     pretokenizer: Option<Pretokenizer>,
     special: SpecialTokens,
+    /// Applied to the text between special tokens (byte-level BPE only).
+    normalizer: Normalizer,
 }
 
 #[pymethods]
 impl PretokenCounter {
     #[new]
-    #[pyo3(signature = (special_tokens, pretokenizer, pattern=None))]
+    #[pyo3(signature = (special_tokens, pretokenizer, pattern=None, normalize=Vec::new()))]
     fn new(
         special_tokens: Vec<String>,
         pretokenizer: &str,
         pattern: Option<&str>,
+        normalize: Vec<String>,
     ) -> PyResult<Self> {
+        let normalizer = Normalizer::from_names(&normalize).map_err(to_py)?;
         let special = SpecialTokens::new(
             special_tokens
                 .into_iter()
@@ -700,15 +709,21 @@ impl PretokenCounter {
                 _ => Some(self::pretokenizer(pretokenizer, pattern).map_err(to_py)?),
             },
             special,
+            normalizer,
         })
     }
 
     /// Counts the pre-tokens of `texts` in parallel, without the GIL.
     fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<()> {
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        let (counts, pretokenizer, special) = (&mut self.counts, &self.pretokenizer, &self.special);
+        let (counts, pretokenizer, special, normalizer) = (
+            &mut self.counts,
+            &self.pretokenizer,
+            &self.special,
+            &self.normalizer,
+        );
         in_parallel(py, || match pretokenizer {
-            Some(pretokenizer) => counts.add_texts(&refs, pretokenizer, special),
+            Some(pretokenizer) => counts.add_texts(&refs, pretokenizer, special, normalizer),
             None => counts.add_texts_metaspace(&refs, special),
         })
     }

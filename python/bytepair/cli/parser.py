@@ -162,6 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="bpe: make no token longer than this many bytes",
     )
     train_cmd.add_argument(
+        "--normalize",
+        action="append",
+        choices=["nfc", "nfkc", "lowercase"],
+        help="bpe: normalize the text between special tokens before cutting it, in training "
+        "and in every encoding (repeat to combine a form with lowercase)",
+    )
+    train_cmd.add_argument(
         "--stream",
         action="store_true",
         default=None,

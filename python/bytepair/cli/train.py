@@ -67,6 +67,7 @@ RESUME_IGNORES = (
     "pretokenizer_regex",
     "min_frequency",
     "max_token_length",
+    "normalize",
     "checkpoint",
     "stream",
     "field",
@@ -77,6 +78,7 @@ FROM_COUNTS_IGNORES = (
     "special",
     "pretokenizer",
     "pretokenizer_regex",
+    "normalize",
     "stream",
     "field",
     *UNIGRAM_OPTIONS,
@@ -129,7 +131,7 @@ def _check_train_options(args: argparse.Namespace) -> None:
             raise CommandError(
                 "--format gpt2 holds BPE merges; a unigram model saves as huggingface"
             )
-        given = _given(args, ("min_frequency", "max_token_length", "checkpoint"))
+        given = _given(args, ("min_frequency", "max_token_length", "normalize", "checkpoint"))
         if given:
             raise CommandError(f"{', '.join(given)}: byte-level BPE only, not --model unigram")
         if args.pretokenizer_regex is not None or args.pretokenizer not in (None, "metaspace"):
@@ -148,6 +150,18 @@ def _check_train_options(args: argparse.Namespace) -> None:
         raise CommandError(f"{', '.join(unigram_options)}: unigram options; add --model unigram")
     if args.pretokenizer == "metaspace":
         raise CommandError("--pretokenizer metaspace is for --model unigram")
+    if args.normalize and args.format == "gpt2":
+        raise CommandError(
+            "--format gpt2 cannot record --normalize (readers of vocab.json + merges.txt never "
+            "normalize): use --format huggingface"
+        )
+    if args.normalize:
+        from ..normalization import resolve_normalize
+
+        try:
+            resolve_normalize(args.normalize)
+        except ValueError as e:
+            raise CommandError(f"--normalize: {e}") from None
     kind = "regex" if args.pretokenizer_regex is not None else args.pretokenizer or "gpt2"
     _check_gpt2_format(args, kind, "the pre-tokenizer")
 
@@ -229,6 +243,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     }
     if args.model == "bpe":
         options["max_token_length"] = args.max_token_length
+        options["normalize"] = args.normalize
         options["checkpoint"] = args.checkpoint
         options.update(_checkpoint_every(args))
 

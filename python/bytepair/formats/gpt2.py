@@ -49,8 +49,8 @@ def save(model: BPEModel, directory: PathLike) -> None:
     A model with tiktoken's rule (``merges`` None) is written as the merge
     list that encodes like it, which is exact when merging makes every token
     (true of OpenAI's vocabularies). ValueError, before anything is written,
-    when the files could not give the model back: another pre-tokenizer than
-    ``gpt2``, a special token whose text is another token's byte-level text, a
+    when the files could not give the model back: a normalization, another
+    pre-tokenizer than ``gpt2``, a special token whose text is another token's byte-level text, a
     repeated merge, a token that is neither a byte, a merge result nor
     special (it would read back as special, and under tiktoken's rule only a
     whole-piece lookup, which the format has no way to ask for, gives it), or a
@@ -62,6 +62,11 @@ def save(model: BPEModel, directory: PathLike) -> None:
         raise ValueError(
             f"the GPT-2 format cannot record that the special tokens {stripping!r} swallow the "
             "whitespace beside them (lstrip/rstrip): save it in the huggingface format"
+        )
+    if model.normalize:
+        raise ValueError(
+            f"the GPT-2 format cannot record the normalization {' + '.join(model.normalize)!r}: "
+            "save it in the huggingface format"
         )
     if model.pretokenizer.kind != "gpt2":
         raise ValueError(

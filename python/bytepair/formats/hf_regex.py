@@ -14,9 +14,15 @@ keeps each finding as a test):
 * ``$`` and ``^`` are line anchors in Oniguruma and text anchors in
   fancy-regex: ours are written ``\\z`` / ``\\A``; Oniguruma's are read as
   ``(?m:$)`` / ``(?m:^)``.
-* ``\\w`` is letters, marks, numbers and connector punctuation in Oniguruma
-  but ``Alphabetic``, marks, decimal digits, connectors and join controls in
-  fancy-regex (``²`` and ``Ⓐ`` differ): each is written out as its class.
+* ``\\w`` is ``Alphabetic``, marks, decimal digits and connector punctuation
+  in Oniguruma inside a bracket class, plus Latin-1's ``² ³ ¹ ¼ ½ ¾`` when it
+  stands alone; fancy-regex adds the join controls (U+200C, U+200D), alone or
+  in a class: each is written out as its class.
+* ``X{n}?`` is ``(?:X{n})?`` (optional) in Oniguruma and a lazy ``X{n}`` in
+  fancy-regex; ``\\xHH`` above ``7F`` is a raw UTF-8 byte in Oniguruma
+  (written ``\\x{HH}`` there, refused when read).
+* Oniguruma refuses a quantifier on an anchor or look-ahead, and on a
+  ``(?:...)`` group or alternative that is one: such patterns are refused.
 * Inside ``(?i)``, Oniguruma folds letter pairs to one character (``ss``
   matches ``ß``, ``st`` matches ``ﬅ``), fancy-regex does not.
 * A pattern that can match the empty string cuts the text at every empty
@@ -52,8 +58,14 @@ PROPERTIES = frozenset(
     "S Sm Sc Sk So Z Zs Zl Zp C Cc Cf Co Cn Alphabetic Join_Control".split()
 )
 
-# \w of each engine, spelled with properties both engines read alike.
-ONIG_WORD = (r"\p{L}", r"\p{M}", r"\p{N}", r"\p{Pc}")
+# \w of each engine, spelled with properties both engines read alike (found by
+# running both engines on every code point, tests/test_hf_real_files.py).
+# Oniguruma's \w inside a bracket class, as in [\w-]:
+ONIG_CLASS_WORD = (r"\p{Alphabetic}", r"\p{M}", r"\p{Nd}", r"\p{Pc}")
+# Oniguruma's bare \w: below U+0100 it looks characters up in its Latin-1 table,
+# which also counts the numbers ² ³ ¹ ¼ ½ ¾ (No) as word characters.
+ONIG_WORD = ONIG_CLASS_WORD + (r"\xB2", r"\xB3", r"\xB9", r"\xBC-\xBE")
+# fancy-regex's \w, bare and inside a class alike.
 FANCY_WORD = (r"\p{Alphabetic}", r"\p{M}", r"\p{Nd}", r"\p{Pc}", r"\p{Join_Control}")
 
 # Punctuation that both engines read as itself after a backslash (\< and \> are
@@ -115,6 +127,8 @@ class Range:
     raw: str
     low: str
     high: str
+    low_raw: str  # the ends as written
+    high_raw: str
 
 
 BracketItem = Union[Lit, Range, ClassEscape]
@@ -303,6 +317,13 @@ class _Parser:
                 if len(digits) != 2 or not set(digits) <= _HEX:
                     raise self.fail(start, "expected two hex digits after \\x (or \\x{...})")
                 self.i += 2
+                if self.dialect == ONIG and int(digits, 16) >= 0x80:
+                    raise self.fail(
+                        start,
+                        "in Oniguruma (tokenizers) \\xHH above 7F is one byte of UTF-8, not a "
+                        "character (write the character as \\x{HH})",
+                        self.i,
+                    )
             code = int(digits, 16)
             if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
                 raise self.fail(start, "not a Unicode scalar value", self.i)
@@ -371,7 +392,7 @@ class _Parser:
                     raise self.fail(at, "a range must end in a character")
                 if high.char < item.char:
                     raise self.fail(at, "range out of order")
-                item = Range(self.pattern[at : self.i], item.char, high.char)
+                item = Range(self.pattern[at : self.i], item.char, high.char, item.raw, high.raw)
             items.append(item)
 
     def group(self, ci: bool) -> Node:
@@ -421,10 +442,15 @@ class _Parser:
         c = self.peek()
         if c not in ("*", "+", "?", "{"):
             return atom
-        if isinstance(atom, Anchor) or (isinstance(atom, Group) and atom.kind == "lookahead"):
-            raise self.fail(start, "a quantifier on an anchor or look-ahead is not supported")
+        if _invalid_repeat_target(atom):
+            raise self.fail(
+                start,
+                "a quantifier on an anchor or look-ahead, or on a (?:...) group with one as an "
+                "alternative, is not supported: tokenizers' engine (Oniguruma) refuses it",
+            )
         q_start = self.i
         interval = c == "{"
+        exact = False  # written {n}
         if interval:
             close = self.pattern.find("}", self.i)
             body = self.pattern[self.i + 1 : close] if close > 0 else ""
@@ -443,7 +469,8 @@ class _Parser:
                     close + 1 if close > 0 else None,
                 )
             low = int(parts[0])
-            high: Optional[int] = low if len(parts) == 1 else (int(parts[1]) if parts[1] else None)
+            exact = len(parts) == 1
+            high: Optional[int] = low if exact else (int(parts[1]) if parts[1] else None)
             if high is not None and high < low or low > 1000 or (high or 0) > 1000:
                 raise self.fail(q_start, "repetition bounds out of order or above 1000", close + 1)
             self.i = close + 1
@@ -455,6 +482,11 @@ class _Parser:
         repeat: Node
         if suffix == "?":
             self.i += 1
+            if exact and self.dialect == ONIG:
+                # Oniguruma (Ruby syntax): X{n}? is (?:X{n})?, not lazy.
+                inner = Repeat(atom, low, high, "greedy", self.pattern[q_start : self.i - 1], True)
+                repeat = Repeat(inner, 0, 1, "greedy", "?", False)
+                return self._no_more_quantifiers(repeat)
             mode = "lazy"
         elif suffix == "+":
             self.i += 1
@@ -473,6 +505,24 @@ class _Parser:
                 self.i, "a quantifier on a quantifier is read differently by the engines"
             )
         return node
+
+
+def _invalid_repeat_target(node: Node) -> bool:
+    """Whether Oniguruma refuses a quantifier on ``node`` ("target of repeat operator
+    is invalid"): an anchor or look-ahead, seen through ``(?:...)`` groups (which it
+    drops while parsing) and through alternatives, but not through a sequence of two
+    or more items or another kind of group (checked against tokenizers)."""
+    if isinstance(node, Anchor):
+        return True
+    if isinstance(node, Group):
+        if node.kind == "lookahead":
+            return True
+        return node.kind == "group" and not node.body.flags and _invalid_repeat_target(node.body)
+    if isinstance(node, Alt):
+        return any(_invalid_repeat_target(branch) for branch in node.branches)
+    if isinstance(node, Concat):
+        return len(node.items) == 1 and _invalid_repeat_target(node.items[0])
+    return False
 
 
 def parse(pattern: str, dialect: str) -> Alt:
@@ -592,53 +642,70 @@ def _analyse(node: Node, pattern: str) -> _Info:
 # Writing a tree in the other dialect
 
 
-def _word_items(target: str) -> tuple[str, ...]:
-    return ONIG_WORD if target == FANCY else FANCY_WORD
+def _word_items(target: str, in_class: bool) -> tuple[str, ...]:
+    """The source's \\w, spelled for ``target``."""
+    if target == FANCY:
+        return ONIG_CLASS_WORD if in_class else ONIG_WORD
+    return FANCY_WORD
 
 
-def _own_word(target: str) -> tuple[str, ...]:
-    """The spelling of the *target's* \\w, recognised to write \\w back."""
-    return FANCY_WORD if target == FANCY else ONIG_WORD
+def _own_class_word(target: str) -> tuple[str, ...]:
+    """The *target's* \\w inside a class, as the source spells it: written back as \\w."""
+    return FANCY_WORD if target == FANCY else ONIG_CLASS_WORD
 
 
-def _emit_items(items: list[BracketItem], source: str, target: str, pattern: str) -> str:
-    raws: list[str] = []
-    for item in items:
+def _char_raw(raw: str, char: str, target: str) -> str:
+    if target == ONIG and raw.startswith("\\x") and not raw.startswith("\\x{") and char >= "\x80":
+        return f"\\x{{{raw[2:]}}}"  # Oniguruma reads \xHH above 7F as a byte of UTF-8
+    return raw
+
+
+def _emit_items(items: list[BracketItem], target: str, pattern: str) -> list[str]:
+    raws = [item.raw for item in items]
+    own = _own_class_word(target)
+    out: list[str] = []
+    k = 0
+    while k < len(items):
+        item = items[k]
+        if tuple(raws[k : k + len(own)]) == own:
+            # Write the target's own \w back as \w, so that translating there and back is exact.
+            out.append(r"\w")
+            k += len(own)
+            continue
         if isinstance(item, ClassEscape) and item.name == "w":
-            raws.extend(_word_items(target))
+            out.extend(_word_items(target, in_class=True))
         elif isinstance(item, ClassEscape) and item.name == "W":
             raise UnsupportedPattern(
                 pattern, 0, item.raw, "\\W inside a class is not supported (write [^...] instead)"
             )
+        elif isinstance(item, Range):
+            low = _char_raw(item.low_raw, item.low, target)
+            out.append(f"{low}-{_char_raw(item.high_raw, item.high, target)}")
+        elif isinstance(item, Lit):
+            out.append(_char_raw(item.raw, item.char, target))
         else:
-            raws.append(item.raw)
-    # Write the target's own \w back as \w, so that translating there and back is exact.
-    own = _own_word(target)
-    out: list[str] = []
-    k = 0
-    while k < len(raws):
-        if tuple(raws[k : k + len(own)]) == own:
-            out.append(r"\w")
-            k += len(own)
-        else:
-            out.append(raws[k])
-            k += 1
-    return "".join(out)
+            out.append(item.raw)
+        k += 1
+    return out
 
 
-def _emit(node: Node, source: str, target: str, pattern: str) -> str:
-    if isinstance(node, (Lit, Dot)):
+def _emit(node: Node, target: str, pattern: str, quantified: bool = False) -> str:
+    if isinstance(node, Lit):
+        return _char_raw(node.raw, node.char, target)
+    if isinstance(node, Dot):
         return node.raw
     if isinstance(node, ClassEscape):
         if node.name in "wW":
-            inner = "".join(_word_items(target))
+            inner = "".join(_word_items(target, in_class=False))
             return f"[{'^' if node.name == 'W' else ''}{inner}]"
         return node.raw
     if isinstance(node, Bracket):
-        items = _emit_items(node.items, source, target, pattern)
-        if items == r"\w":
+        if target == ONIG and tuple(item.raw for item in node.items) == ONIG_WORD:
+            return r"\W" if node.negated else r"\w"  # Oniguruma's bare \w, read back
+        items = _emit_items(node.items, target, pattern)
+        if target == FANCY and items == [r"\w"]:
             return r"\W" if node.negated else r"\w"
-        return f"[{'^' if node.negated else ''}{items}]"
+        return f"[{'^' if node.negated else ''}{''.join(items)}]"
     if isinstance(node, Anchor):
         if target == ONIG:
             return {"text-start": r"\A", "text-end": r"\z", "line-start": "^", "line-end": "$"}[
@@ -651,27 +718,32 @@ def _emit(node: Node, source: str, target: str, pattern: str) -> str:
         body = node.body
         if (
             target == FANCY
+            and not quantified
             and node.kind == "atomic"
             and not body.flags
             and len(body.branches) == 1
             and len(body.branches[0].items) == 1
             and _is_plain_interval(body.branches[0].items[0])
         ):
-            # (?>X{n,m}) is how a possessive X{n,m}+ is written for Oniguruma.
+            # (?>X{n,m}) is how a possessive X{n,m}+ is written for Oniguruma. A
+            # quantified one stays an atomic group: X{n,m}+{2} would not parse.
             inner = body.branches[0].items[0]
-            return _emit(inner.item, source, target, pattern) + inner.raw + "+"
-        return node.opener + _emit(body, source, target, pattern) + ")"
+            return _emit(inner.item, target, pattern, quantified=True) + inner.raw + "+"
+        return node.opener + _emit(body, target, pattern) + ")"
     if isinstance(node, Repeat):
-        item = _emit(node.item, source, target, pattern)
+        item = _emit(node.item, target, pattern, quantified=True)
         if isinstance(node.item, Repeat):
-            item = f"(?:{item})"  # Oniguruma's X{n,m}+ for fancy-regex
+            item = f"(?:{item})"  # Oniguruma's X{n,m}+ and X{n}? for fancy-regex
         if node.interval and node.mode == "possessive" and target == ONIG:
             return f"(?>{item}{node.raw[:-1]})"
+        if node.interval and node.mode == "lazy" and target == ONIG and "," not in node.raw:
+            # A lazy X{n} is X{n} (it has one length); Oniguruma reads X{n}? as (?:X{n})?.
+            return item + node.raw[:-1]
         return item + node.raw
     if isinstance(node, Alt):
-        return node.flags + "|".join(_emit(b, source, target, pattern) for b in node.branches)
+        return node.flags + "|".join(_emit(b, target, pattern) for b in node.branches)
     assert isinstance(node, Concat)
-    return "".join(_emit(item, source, target, pattern) for item in node.items)
+    return "".join(_emit(item, target, pattern) for item in node.items)
 
 
 def _is_plain_interval(node: Node) -> bool:
@@ -680,12 +752,12 @@ def _is_plain_interval(node: Node) -> bool:
 
 def from_tokenizers(pattern: str) -> str:
     """bytepair's spelling of a ``tokenizer.json`` Split regex (UnsupportedPattern if none)."""
-    return _emit(parse(pattern, ONIG), ONIG, FANCY, pattern)
+    return _emit(parse(pattern, ONIG), FANCY, pattern)
 
 
 def to_tokenizers(pattern: str) -> str:
     """The ``tokenizer.json`` (Oniguruma) spelling of a bytepair pattern (UnsupportedPattern if none)."""
-    return _emit(parse(pattern, FANCY), FANCY, ONIG, pattern)
+    return _emit(parse(pattern, FANCY), ONIG, pattern)
 
 
 __all__ = ["UnsupportedPattern", "from_tokenizers", "to_tokenizers"]

@@ -1,13 +1,14 @@
 """HuggingFace ``tokenizer.json`` for byte-level BPE.
 
 What we write is the file ``tokenizers`` itself writes for a GPT-2 style
-tokenizer: no normalizer, a ByteLevel pre-tokenizer (preceded by a regex Split
-when the pre-tokenizer is not GPT-2's), a BPE model over byte-level strings,
-the special tokens as added tokens, and a ByteLevel decoder. Each special also
-sits in the model vocabulary under its raw text, because ``tokenizers`` keeps a
-special's id only when the model vocabulary holds it. A Split regex is written
-in the dialect of ``tokenizers``' regex engine (Oniguruma; see
-:mod:`.hf_regex`), and a model with tiktoken's ranking rule as the merge list
+tokenizer: no normalizer (NFC / NFKC / Lowercase for ``normalize``), a
+ByteLevel pre-tokenizer (preceded by a regex Split when the pre-tokenizer is
+not GPT-2's), a BPE model over byte-level strings, the special tokens as
+added tokens, and a ByteLevel decoder. Each special also sits in the model
+vocabulary under its raw text, because ``tokenizers`` keeps a special's id
+only when the model vocabulary holds it. A Split regex is written in the
+dialect of ``tokenizers``' regex engine (Oniguruma; see :mod:`.hf_regex`),
+and a model with tiktoken's ranking rule as the merge list
 that encodes like it plus ``ignore_merges`` (see :mod:`.merge_rules`).
 
 What we read is exactly that family, from whatever wrote it (GPT-2, RoBERTa,
@@ -18,10 +19,12 @@ things load with a warning, since they only matter outside what bytepair's
 encode does: a post-processor that adds tokens (bytepair's encode is
 ``encode(text, add_special_tokens=False)``, like tiktoken's) and a special
 token's ``single_word`` (it only acts where the special is allowed in the
-text). A special's ``lstrip``/``rstrip`` are read and applied. Anything else that would make ``tokenizers`` give
-other ids than ours (a normalizer, non-special added tokens, BPE-dropout, byte
-fallback, word prefixes/suffixes, ``add_prefix_space``, Metaspace, a regex the
-engines read differently, ...) is a FormatError naming it: a file is read
+text). A special's ``lstrip``/``rstrip`` are read and applied, and so is a
+normalizer that is NFC or NFKC and/or Lowercase (Qwen2's NFC). Anything else
+that would make ``tokenizers`` give other ids than ours (another normalizer,
+non-special added tokens, BPE-dropout, byte fallback, word prefixes/suffixes,
+``add_prefix_space``, Metaspace, a regex the engines read differently, ...)
+is a FormatError naming it: a file is read
 exactly or not at all. Not yet read: Unigram models (SPEC §5).
 """
 
@@ -32,10 +35,12 @@ import json
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Optional
 
 from .. import _native
 from ..errors import FormatError
 from ..model import BPEModel
+from ..normalization import resolve_normalize
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer
 from . import PathLike, decode_text, parse_json, write_text_atomic
 from .byte_level import CHAR_BYTES, model_from_tables, model_to_tables, unicode_text_to_bytes
@@ -105,6 +110,19 @@ def _byte_level(use_regex: bool) -> dict[str, object]:
         "trim_offsets": True,
         "use_regex": use_regex,
     }
+
+
+# tokenizers' normalizers that do what bytepair's normalize names do.
+_NORMALIZER_NAMES = {"NFC": "nfc", "NFKC": "nfkc", "Lowercase": "lowercase"}
+
+
+def normalizer_to_json(normalize: tuple[str, ...]) -> Optional[dict[str, object]]:
+    """The ``normalizer`` entry for ``normalize`` (None for none)."""
+    types = {name: type_ for type_, name in _NORMALIZER_NAMES.items()}
+    steps = [{"type": types[name]} for name in normalize]
+    if len(steps) < 2:
+        return steps[0] if steps else None
+    return {"type": "Sequence", "normalizers": steps}
 
 
 def pretokenizer_to_json(pretokenizer: Pretokenizer) -> dict[str, object]:
@@ -177,7 +195,7 @@ def dumps(model: BPEModel) -> str:
         "truncation": None,
         "padding": None,
         "added_tokens": added_tokens,
-        "normalizer": None,
+        "normalizer": normalizer_to_json(model.normalize),
         "pre_tokenizer": pre_tokenizer,
         "post_processor": None,
         "decoder": {
@@ -270,14 +288,30 @@ class _Reader:
             if document.get(key) is not None:
                 raise self.unsupported(key, document[key], "it changes the ids encode returns")
 
-    def check_normalizer(self, value: object) -> None:
-        if value is not None:
-            raise self.unsupported(
-                "normalizer",
-                value,
-                f"a {_type_of(value)} normalizer changes the text before it is cut; bytepair "
-                "reads byte-level BPE without one",
-            )
+    def normalizer(self, value: object) -> tuple[str, ...]:
+        """The normalization a ``normalizer`` entry does: none, NFC or NFKC,
+        Lowercase, or a Sequence of a form then Lowercase (what bytepair's
+        ``normalize`` does); anything else changes the text otherwise."""
+        if value is None:
+            return ()
+        steps = value.get("normalizers") if isinstance(value, dict) else None
+        if isinstance(value, dict) and value.get("type") == "Sequence" and isinstance(steps, list):
+            names = [_NORMALIZER_NAMES.get(_type_of(step)) for step in steps]
+        else:
+            names = [_NORMALIZER_NAMES.get(_type_of(value))]
+        if None not in names and names:
+            try:
+                normalize = resolve_normalize(names)
+            except ValueError:
+                normalize = ()
+            if list(normalize) == names:
+                return normalize
+        raise self.unsupported(
+            "normalizer",
+            value,
+            f"a {_type_of(value)} normalizer changes the text otherwise than bytepair's "
+            "normalize (NFC or NFKC, then Lowercase)",
+        )
 
     def check_post_processor(self, value: object) -> None:
         adding = self.post_processor_steps(value, "post_processor")
@@ -536,6 +570,7 @@ class _Reader:
                 "inside a word; text without the special token encodes the same"
             )
         self.check_special_passes(specials, normalized)
+        self.normalized_specials = [t for t in specials if normalized[t]]
         return specials
 
     def check_special_passes(
@@ -616,7 +651,7 @@ class _Reader:
         self.check_top_level(document)
         model = self.object_at(self.require(document, "model", "top level"), "model")
         ignore_merges = self.check_model_options(model)
-        self.check_normalizer(document.get("normalizer"))
+        normalize = self.normalizer(document.get("normalizer"))
         pretokenizer = self.pretokenizer(document.get("pre_tokenizer"))
         self.check_decoder(document.get("decoder"))
         if tables is None:
@@ -625,6 +660,13 @@ class _Reader:
         else:
             vocab = tables
         specials = self.special_tokens(document.get("added_tokens", []), vocab)
+        if normalize and self.normalized_specials:
+            raise self.unsupported(
+                "added_tokens",
+                self.normalized_specials[:3],
+                "with a normalizer, tokenizers looks for special tokens with normalized true in "
+                "the normalized text; bytepair finds special tokens in the text as given",
+            )
         self.check_post_processor(document.get("post_processor"))
 
         # A special outside the model vocabulary has the id tokenizers gives it (checked above).
@@ -640,7 +682,7 @@ class _Reader:
                 dict(sorted(specials.items(), key=lambda item: item[1])),
                 pretokenizer,
             )
-            return self.finish(result, ignore_merges)
+            return self.finish(result, ignore_merges, normalize)
 
         def vocab_error(problem: str, key: str | None) -> FormatError:
             if key is None:
@@ -660,14 +702,14 @@ class _Reader:
             vocab_error=vocab_error,
             merge_error=merge_error,
         )
-        return self.finish(result, ignore_merges)
+        return self.finish(result, ignore_merges, normalize)
 
-    def finish(self, result: BPEModel, ignore_merges: bool) -> BPEModel:
+    def finish(self, result: BPEModel, ignore_merges: bool, normalize: tuple[str, ...]) -> BPEModel:
         if ignore_merges:
             result = self.resolve_ignore_merges(result)
         if self.special_strip:
             result = dataclasses.replace(result, special_token_strip=dict(self.special_strip))
-        return result
+        return dataclasses.replace(result, normalize=normalize)
 
 
 class UnigramFile(FormatError):

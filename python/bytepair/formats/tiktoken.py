@@ -641,6 +641,15 @@ def encoding_args(
     ``name``, ``pat_str``, ``mergeable_ranks``, ``special_tokens``.
     ValueError when the export would not be exact, unless ``force`` (then a warning)."""
     model = _model_of(tokenizer)
+    if model.normalize:
+        # tiktoken encodes text as given: the ids would differ on such text.
+        problem = f"tiktoken has no normalization ({' + '.join(model.normalize)})"
+        if not force:
+            raise ValueError(
+                f"cannot export the tokenizer exactly: {problem}; it would encode text that "
+                "normalization changes differently. Pass force=True to export it anyway."
+            )
+        warnings.warn(f"{problem}; exported without it (force=True)", stacklevel=3)
     pat_str, problem = tiktoken_pattern(model.pretokenizer)
     if problem is not None:
         if not force:

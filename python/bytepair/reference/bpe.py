@@ -10,6 +10,9 @@ What it follows:
 - SPEC section 2 (encoding), literally: each pre-token starts as its bytes and
   the adjacent pair of lowest merge rank (leftmost first) is merged until no
   pair has a rank. Allowed special tokens are split out first.
+- SPEC section 4's normalization, literally: NFC or NFKC (Python's
+  ``unicodedata``), then lowercase one character at a time, applied to the
+  text between the special tokens (found in the text as given).
 - The habits of karpathy/minbpe: one short function per idea, plain lists and
   dicts, no cleverness.
 
@@ -17,7 +20,7 @@ What it leaves out, on purpose:
 - Speed. Training is O(merges x corpus) and encoding is quadratic in the length
   of a pre-token. That is the price of being obviously right; the Rust core is
   the fast path and must return the same answers.
-- The tiktoken ``disallowed_special`` check, normalization, files, progress
+- The tiktoken ``disallowed_special`` check, files, progress
   bars and file formats: those belong to ``bytepair.tokenizer`` and
   ``bytepair.formats``. Here a special token that is not allowed is plain text.
 
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -195,21 +199,41 @@ def checked_texts(texts: Iterable[str] | str) -> Iterator[str]:
         yield text
 
 
+def normalize(text: str, forms: Iterable[str] = ()) -> str:
+    """SPEC section 4: ``text`` with each of ``forms`` applied in order:
+    ``"nfc"`` / ``"nfkc"`` (Unicode normalization forms), ``"lowercase"``
+    (each character lowercased on its own, with no context rule: a final
+    capital sigma becomes σ, as HuggingFace tokenizers' Lowercase does)."""
+    for form in forms:
+        if form in ("nfc", "nfkc"):
+            text = unicodedata.normalize(form.upper(), text)
+        elif form == "lowercase":
+            text = "".join(char.lower() for char in text)
+        else:
+            raise ValueError(f"unknown normalization {form!r}: use nfc, nfkc, lowercase")
+    return text
+
+
 def count_pretokens(
-    texts: Iterable[str], specials: Iterable[str], pretokenizer: str | Pretokenizer | object
+    texts: Iterable[str],
+    specials: Iterable[str],
+    pretokenizer: str | Pretokenizer | object,
+    normalization: Iterable[str] = (),
 ) -> Counter:
     """Distinct pre-tokens (as bytes) of a corpus with their multiplicity.
 
-    Specials are cut out first and never counted. A single ``str`` is one text.
+    Specials are cut out first and never counted; the text between them is
+    normalized. A single ``str`` is one text.
     """
     specials = _check_specials(specials)
+    normalization = list(normalization)
     pretok = resolve(pretokenizer)
     pretoken_counts: Counter = Counter()
     for text in checked_texts(texts):
         for piece, is_special in split_special(text, specials):
             if is_special:
                 continue
-            for pretoken in pretokenize(piece, pretok):
+            for pretoken in pretokenize(normalize(piece, normalization), pretok):
                 pretoken_counts[pretoken.encode("utf-8")] += 1
     return pretoken_counts
 
@@ -262,6 +286,7 @@ def train(
     pretokenizer: str | Pretokenizer | object = "gpt2",
     min_frequency: int = 1,
     max_token_length: int | None = None,
+    normalization: Iterable[str] = (),
 ) -> ReferenceResult:
     """Train byte-level BPE on ``texts`` (an iterable of str; a single str is one text).
 
@@ -291,7 +316,7 @@ def train(
     token_id = {bytes([b]): len(specials) + b for b in range(N_BYTES)}
 
     # Each distinct pre-token is a list of symbols (bytes), weighted by how often it occurs.
-    pretoken_counts = count_pretokens(texts, specials, pretokenizer)
+    pretoken_counts = count_pretokens(texts, specials, pretokenizer, normalization)
     words = [[bytes([b]) for b in pretoken] for pretoken in pretoken_counts]
     weights = list(pretoken_counts.values())
 
@@ -431,13 +456,15 @@ def encode(
     special_tokens: Mapping[str, int] | None = None,
     pretokenizer: str | Pretokenizer | object = "gpt2",
     allowed_special: str | Iterable[str] = (),
+    normalization: Iterable[str] = (),
 ) -> list[int]:
     """Token ids of ``text``.
 
     ``tokens`` and ``merge_ids`` are as in :class:`ReferenceResult`;
     ``special_tokens`` maps special text -> id. Only the ``allowed_special``
     ones (or ``"all"``) are split out and emitted as their ids; any other
-    special text is encoded as ordinary text.
+    special text is encoded as ordinary text. The text between them is
+    normalized with ``normalization`` first.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
@@ -464,7 +491,7 @@ def encode(
         if is_special:
             ids.append(special_tokens[piece])
             continue
-        for pretoken in pretokenize(piece, pretok):
+        for pretoken in pretokenize(normalize(piece, normalization), pretok):
             ids.extend(
                 _encode_pretoken(pretoken.encode("utf-8"), token_id, merge_rank, merge_result)
             )

@@ -1,0 +1,204 @@
+"""SPEC §4's optional normalization (NFC or NFKC, then lowercase) for
+byte-level BPE: the core equals the reference in training and encoding, an
+exported tokenizer.json gives the same ids in HuggingFace tokenizers, special
+tokens are found in the text as given, and formats that cannot record it
+refuse it."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair.errors import FormatError
+from bytepair.reference import bpe as reference
+from test_core_equals_reference import assert_same_training
+
+NORMALIZATIONS = [("nfc",), ("nfkc",), ("lowercase",), ("nfc", "lowercase"), ("nfkc", "lowercase")]
+# Characters normalization changes: ligatures, circled and full-width forms,
+# composed and decomposed accents, Greek sigma, dotted I, sharp s, Kelvin and
+# Ohm signs, Hangul syllables and jamo, CJK compatibility ideographs.
+CHANGED = "ﬁﬃ①Ａｂé\u0301e\u0301\u0327ΣΟσςİıßẞKΩÅ가\u1100\u1161\u11a8豈ℌ²½ ︵"
+# Assigned in the Unicode version of Python's unicodedata (the core's tables
+# may be newer; text in characters assigned since is outside this test).
+normal_text = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list(CHANGED + "ab AB\n")),
+        st.characters(exclude_categories=("Cs", "Cn", "Co")),
+    ),
+    max_size=30,
+)
+
+
+def core_and_reference(texts, vocab_size, normalize, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fewer merges than asked
+        core = bytepair.train(texts, vocab_size, normalize=normalize, progress=False, **kwargs)
+    ref = reference.train(texts, vocab_size, normalization=normalize, **kwargs)
+    return core, ref
+
+
+@given(st.lists(normal_text, min_size=1, max_size=8), st.sampled_from(NORMALIZATIONS))
+@example(["ΟΔΟΣ ΣΑ ﬁ①Ａ", "e\u0301 İ ß", "ΟΔΟΣ."], ("lowercase",))
+@example(["ΟΔΟΣ ΣΑ ﬁ①Ａ", "e\u0301 İ ß ½ ℌ"], ("nfkc", "lowercase"))
+@example(["e\u0301\u0327 가\u1100\u1161\u11a8 Å"], ("nfc",))
+def test_core_trains_and_encodes_like_the_reference(texts, normalize):
+    core, ref = core_and_reference(texts, 300, normalize, pretokenizer="gpt2")
+    assert_same_training(core, ref)
+    assert core.normalize == normalize
+    for text in texts:
+        expected = reference.encode(text, ref.tokens, ref.merge_ids, normalization=normalize)
+        assert core.encode_ordinary(text) == expected
+        assert "".join(core.pretokenize(text)) == reference.normalize(text, normalize)
+
+
+@given(st.lists(normal_text, min_size=1, max_size=6), st.sampled_from(NORMALIZATIONS))
+def test_special_tokens_are_found_in_the_text_as_given(texts, normalize):
+    specials = ["<S>", "<s>", "Ａ"]
+    texts = [t + "<S>" + t.upper() + "Ａ\u0338<s>" for t in texts]
+    core, ref = core_and_reference(texts, 290, normalize, special_tokens=specials)
+    assert_same_training(core, ref)
+    ids = {s: i for i, s in enumerate(specials)}
+    for text in texts:
+        expected = reference.encode(
+            text,
+            ref.tokens,
+            ref.merge_ids,
+            special_tokens=ids,
+            allowed_special="all",
+            normalization=normalize,
+        )
+        assert core.encode(text, allowed_special="all") == expected
+        # "<S>" stays a special token under lowercase; "Ａ" under NFKC.
+        assert expected.count(0) == text.count("<S>") and expected.count(2) == text.count("Ａ")
+
+
+def test_lowercase_is_per_character_as_tokenizers_does_it():
+    # No final-sigma rule (Python's str.lower() gives ς at the end of a word).
+    assert reference.normalize("ΟΔΟΣ", ["lowercase"]) == "οδοσ"
+    tok = bytepair.train(["ΟΔΟΣ οδοσ"], 270, normalize="lowercase", progress=False)
+    assert tok.pretokenize("ΟΔΟΣ") == ["οδοσ"]
+
+
+def real_text(shared_data) -> str:
+    import gzip
+
+    with gzip.open(shared_data / "corpus" / "large_multilingual.txt.gz", "rt") as f:
+        return f.read(200_000)
+
+
+@pytest.mark.parametrize("normalize", NORMALIZATIONS)
+def test_exported_tokenizer_json_gives_the_same_ids_in_tokenizers(normalize, shared_data, tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    text = real_text(shared_data)
+    tok = bytepair.train(
+        [text[:100_000]], 600, normalize=normalize, special_tokens=["<|end|>"], progress=False
+    )
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    theirs = tokenizers.Tokenizer.from_file(str(path))
+    loaded = bytepair.load(path)
+    assert loaded.normalize == normalize
+    probes = [text[100_000:][i : i + 2000] for i in range(0, 60_000, 2000)]
+    probes += [CHANGED, CHANGED.upper(), "ΟΔΟΣ<|end|>ΣΑ", "Ａ<|end|>\u0301x", "ﬁ" * 50]
+    for probe in probes:
+        ours = tok.encode(probe, allowed_special="all")
+        assert theirs.encode(probe, add_special_tokens=False).ids == ours, probe[:80]
+        assert loaded.encode(probe, allowed_special="all") == ours
+
+
+def test_normalizers_read_from_tokenizer_json(tmp_path):
+    tok = bytepair.train(["Hello ﬁne World"], 280, normalize=("nfkc", "lowercase"), progress=False)
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    document = json.loads(path.read_text("utf-8"))
+    assert document["normalizer"] == {
+        "type": "Sequence",
+        "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}],
+    }
+
+    def load_with(normalizer, added=None):
+        changed = dict(document, normalizer=normalizer)
+        if added is not None:
+            changed["added_tokens"] = added
+        other = tmp_path / "other.json"
+        other.write_text(json.dumps(changed), "utf-8")
+        return bytepair.load(other)
+
+    assert load_with({"type": "NFC"}).normalize == ("nfc",)
+    assert load_with(None).normalize == ()
+    for unsupported in [
+        {"type": "NFD"},
+        {"type": "Sequence", "normalizers": [{"type": "Lowercase"}, {"type": "NFKC"}]},
+        {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "NFKC"}]},
+        {"type": "Strip", "strip_left": True, "strip_right": True},
+    ]:
+        with pytest.raises(FormatError, match="normalizer"):
+            load_with(unsupported)
+    normalized_special = [
+        {
+            "id": 0,
+            "content": "<s>",
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": True,
+            "special": True,
+        }
+    ]
+    plain = bytepair.train(["x"], 257, special_tokens=["<s>"], progress=False)
+    plain.save(tmp_path / "plain.json")
+    document = json.loads((tmp_path / "plain.json").read_text("utf-8"))
+    with pytest.raises(FormatError, match="normalized true"):
+        load_with({"type": "NFC"}, normalized_special)
+
+
+def test_formats_that_cannot_record_it_refuse_it(tmp_path):
+    tok = bytepair.train(["Hello World"], 270, normalize="lowercase", progress=False)
+    with pytest.raises(ValueError, match="GPT-2 format cannot record the normalization"):
+        tok.save(tmp_path / "gpt2", format="gpt2")
+    from bytepair.formats.tiktoken import encoding_args
+
+    with pytest.raises(ValueError, match="tiktoken has no normalization"):
+        encoding_args(tok)
+    with pytest.warns(UserWarning, match="exported without it"):
+        encoding_args(tok, force=True)
+
+
+def test_checkpoints_keep_the_normalization(tmp_path):
+    checkpoint = tmp_path / "run.bpck"
+    texts = ["Ｈｅｌｌｏ ﬁne ﬁne World " * 5]
+    first = bytepair.train(texts, 262, normalize="nfkc", checkpoint=checkpoint, progress=False)
+    resumed = bytepair.resume_training(checkpoint, 270, progress=False)
+    whole = bytepair.train(texts, 270, normalize="nfkc", progress=False)
+    assert first.normalize == resumed.normalize == ("nfkc",)
+    assert resumed.merges == whole.merges
+
+
+def test_bad_normalizations_are_named():
+    with pytest.raises(ValueError, match="unknown normalization 'nfd'"):
+        bytepair.train(["x"], 260, normalize="nfd")
+    with pytest.raises(ValueError, match="at most one of nfc and nfkc"):
+        bytepair.train(["x"], 260, normalize=["nfc", "nfkc"])
+    with pytest.raises(TypeError, match="normalize"):
+        bytepair.train(["x"], 260, normalize=[1])
+    with pytest.raises(TypeError, match="byte-level BPE options"):
+        bytepair.train(["x y"], 300, model="unigram", normalize="nfc")
+
+
+def test_the_command_line_trains_with_it(tmp_path):
+    from bytepair.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("Hello ﬁne World\n" * 20, "utf-8")
+    out = tmp_path / "t.json"
+    args = ["train", str(corpus), "-o", str(out), "--vocab-size", "280", "--no-progress"]
+    assert main([*args, "--normalize", "nfkc", "--normalize", "lowercase"]) == 0
+    assert bytepair.load(out).normalize == ("nfkc", "lowercase")
+    assert main([*args, "--normalize", "nfc", "--format", "gpt2", "--force"]) == 1
+    assert main([*args, "--normalize", "nfc", "--normalize", "nfkc", "--force"]) == 1
+    assert main([*args, "--normalize", "nfc", "--model", "unigram", "--force"]) == 1
