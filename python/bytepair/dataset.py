@@ -437,9 +437,7 @@ def _started(out: Path, file_index: int) -> bool:
     return _file_record(out, file_index).exists() or any(out.glob(shards))
 
 
-def _differences(
-    run: dict, settings: DatasetSettings, inputs: list[dict], out: Path
-) -> list[str]:
+def _differences(run: dict, settings: DatasetSettings, inputs: list[dict], out: Path) -> list[str]:
     """What differs between the run on disk and this one, in words. An input
     with no complete output yet may have changed (a file fixed after it made
     the run fail): nothing of it is kept."""
