@@ -5,6 +5,7 @@ damaged shards are named."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -185,3 +186,365 @@ def test_a_count_directory_given_twice_is_refused(documents, tmp_path, monkeypat
     err = capsys.readouterr().err
     assert "bytepair: error: the count directory" in err and "('c' and './c/')" in err
     assert not (tmp_path / "t.json").exists()
+
+
+# ---- the manifest is checked: a damaged one is a FormatError naming the file and the key ----
+
+
+def _manifest(directory):
+    return json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+
+
+def _write(directory, manifest):
+    (directory / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def _drop(key):
+    def change(m):
+        del m[key]
+
+    return change
+
+
+def _set(key, value):
+    def change(m):
+        m[key] = value
+
+    return change
+
+
+def _set_shard(key, value):
+    def change(m):
+        m["shards"][0][key] = value
+
+    return change
+
+
+def _drop_shard(key):
+    def change(m):
+        del m["shards"][0][key]
+
+    return change
+
+
+def _list_twice(m):
+    m["shards"].insert(1, dict(m["shards"][0]))
+
+
+DAMAGED_MANIFESTS = {
+    "no pretokenizer": (_drop("pretokenizer"), "pretokenizer"),
+    "no pattern": (_drop("pattern"), "pattern"),
+    "no special tokens": (_drop("special_tokens"), "special_tokens"),
+    "no partitions": (_drop("partitions"), "partitions"),
+    "no shards": (_drop("shards"), "shards"),
+    "shards null": (_set("shards", None), "shards"),
+    "shards a dict": (_set("shards", {}), "shards"),
+    "shard not a dict": (_set("shards", ["part-00000-00000.bin"]), r"shards\[0\]"),
+    "no file": (_drop_shard("file"), r"shards\[0\]\.file"),
+    "file an int": (_set_shard("file", 5), r"shards\[0\]\.file"),
+    "file in a parent": (_set_shard("file", "../c/part-00000-00000.bin"), r"shards\[0\]\.file"),
+    "file in a subdirectory": (_set_shard("file", "sub/part.bin"), r"shards\[0\]\.file"),
+    "file empty": (_set_shard("file", ""), r"shards\[0\]\.file"),
+    "file a dot": (_set_shard("file", "."), r"shards\[0\]\.file"),
+    "records null": (_set_shard("records", None), r"shards\[0\]\.records"),
+    "records negative": (_set_shard("records", -1), r"shards\[0\]\.records"),
+    "records a bool": (_set_shard("records", True), r"shards\[0\]\.records"),
+    "sha256 null": (_set_shard("sha256", None), r"shards\[0\]\.sha256"),
+    "sha256 short": (_set_shard("sha256", "abc"), r"shards\[0\]\.sha256"),
+    "partition out of range": (_set_shard("partition", 2), r"shards\[0\]\.partition"),
+    "partitions zero": (_set("partitions", 0), "partitions"),
+    "a shard listed twice": (_list_twice, r"shards\[1\]\.file"),
+    "special tokens not str": (_set("special_tokens", [1]), "special_tokens"),
+    "special token surrogate": (_set("special_tokens", ["\ud800"]), "special_tokens"),
+    "special tokens a str": (_set("special_tokens", "<a>"), "special_tokens"),
+    "unknown kind": (_set("pretokenizer", "gpt3"), "pretokenizer"),
+    "none with a pattern": (_set("pretokenizer", "none"), "pattern"),
+    "gpt2 without its pattern": (_set("pattern", None), "pattern"),
+    "regex not compiling": (
+        lambda m: m.update(pretokenizer="regex", pattern="(unclosed"),
+        "pattern",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGED_MANIFESTS, ids=str)
+def test_a_damaged_manifest_is_named_with_its_key(damage, documents, tmp_path, monkeypatch):
+    import bytepair.counts as counts
+
+    change, key = DAMAGED_MANIFESTS[damage]
+    out = count_to_shards(documents[:20], tmp_path / "c", partitions=2)
+    manifest = _manifest(out)
+    change(manifest)
+    _write(out, manifest)
+    path = re.escape(str(out / "manifest.json"))
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("a shard was read before the manifest was checked")
+
+    monkeypatch.setattr(counts, "read_shard", no_reading)
+    for read in (counts.read_manifest, read_counts, lambda d: train_from_counts(d, 300)):
+        with pytest.raises(FormatError, match=rf"^{path} \({key}\): "):
+            read(out)
+
+
+def test_a_damaged_manifest_is_a_clean_error_on_the_command_line(documents, tmp_path, capsys):
+    from bytepair.cli import main
+
+    out = count_to_shards(documents[:20], tmp_path / "c", partitions=2)
+    manifest = _manifest(out)
+    del manifest["shards"][0]["file"]
+    _write(out, manifest)
+    args = ["train", "--from-counts", str(out), "-o", str(tmp_path / "t.json")]
+    assert main([*args, "--vocab-size", "300", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"bytepair: error: {out / 'manifest.json'} (shards[0].file): " in err
+
+
+def test_an_empty_corpus_writes_a_valid_manifest_without_shards(tmp_path):
+    out = count_to_shards([], tmp_path / "c")
+    assert _manifest(out)["shards"] == []
+    with pytest.warns(UserWarning, match="no pair of tokens is left"):
+        assert train_from_counts(out, 300).merges == []
+
+
+def test_a_shard_is_never_counted_twice_across_directories(documents, tmp_path):
+    a = count_to_shards(documents[:20], tmp_path / "a", partitions=2)
+    b = count_to_shards(documents[20:40], tmp_path / "b", partitions=2)
+    name = _manifest(a)["shards"][0]["file"]
+    # b's first shard is replaced by a link to a's: its counts would be added twice.
+    manifest = _manifest(b)
+    target = b / manifest["shards"][0]["file"]
+    target.unlink()
+    (b / name).unlink(missing_ok=True)
+    (b / name).symlink_to(a / name)
+    manifest["shards"][0].update(_manifest(a)["shards"][0])
+    _write(b, manifest)
+    for read in (read_counts, lambda d: train_from_counts(d, 300)):
+        with pytest.raises(FormatError, match=rf"\(shards\[0\]\.file\): .*{re.escape(name)}"):
+            read([a, b])
+    # Alone, each directory is fine.
+    read_counts(a)
+    read_counts(b)
+
+
+# ---- documents: a str is one document (as in train), a bad item is named ----
+
+
+def test_a_single_string_is_one_document_as_in_train(tmp_path):
+    out = count_to_shards("abab abab", tmp_path / "c", pretokenizer="none")
+    counter, _ = read_counts(out)
+    assert counter.items() == [(b"abab abab", 1)]
+    from_text = bytepair.train("abab abab", 258, pretokenizer="none", progress=False)
+    assert train_from_counts(out, 258).merges == from_text.merges
+    assert len(from_text.merges) == 2
+
+
+def test_paths_are_read_as_train_reads_them(documents, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(documents[:200]), encoding="utf-8")
+    for given in (corpus, [corpus, "one more text"]):
+        out = count_to_shards(given, tmp_path / "c", overwrite=True)
+        from_text = bytepair.train(given, 400, progress=False)
+        assert train_from_counts(out, 400).merges == from_text.merges
+
+
+@pytest.mark.parametrize(
+    "given, named",
+    [
+        ([1], "item 0 is int"),
+        (["a", None], "item 1 is NoneType"),
+        (["a", "b", b"c"], "item 2 is bytes"),
+        (b"bytes", "not bytes"),
+    ],
+    ids=["int", "None", "bytes item", "bytes"],
+)
+def test_a_document_of_the_wrong_type_is_named(given, named, tmp_path):
+    with pytest.raises(TypeError, match=named):
+        count_to_shards(given, tmp_path / "c")
+    assert not (tmp_path / "c" / "manifest.json").exists()
+
+
+# ---- record values: zero, too large and empty pre-tokens are named ----
+
+
+def _raw_shard(path, *records):
+    from bytepair.counts import MAGIC, _uvarint
+
+    data = bytearray(MAGIC)
+    for pretoken, count in records:
+        data += _uvarint(len(pretoken)) + pretoken + _uvarint(count)
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    "record, problem",
+    [
+        ((b"b", 0), "count 0 of b'b' is not positive"),
+        ((b"b", 1 << 64), f"count {1 << 64} of b'b' is above 2\\^64-1"),
+        ((b"b", 1 << 69), f"count {1 << 69} of b'b' is above 2\\^64-1"),
+        ((b"", 1), "an empty pre-token"),
+    ],
+    ids=["zero", "2^64", "2^69", "empty"],
+)
+def test_a_bad_record_value_is_named(record, problem, tmp_path):
+    shard = _raw_shard(tmp_path / "s.bin", (b"a", 1), record) if record[0] else None
+    if shard is None:  # an empty pre-token sorts first
+        shard = _raw_shard(tmp_path / "s.bin", record, (b"a", 1))
+    index = 1 if record[0] else 0
+    with pytest.raises(FormatError, match=rf"s\.bin \(record {index}\): {problem}"):
+        list(read_shard(shard))
+
+
+def test_write_shard_refuses_what_read_shard_refuses(tmp_path):
+    from bytepair.counts import write_shard
+
+    for records, error, problem in (
+        ([(b"a", 1), (b"b", 1 << 64)], ValueError, "count 18446744073709551616 of b'b' is above"),
+        ([(b"", 1)], ValueError, "pre-token 0 is an empty pre-token"),
+        ([(b"a", 1), ("b", 1)], TypeError, "pre-token 1 is str, not bytes"),
+        ([(b"a", 1.0)], TypeError, "the count of b'a' is float, not int"),
+        ([(b"a", True)], TypeError, "the count of b'a' is bool, not int"),
+    ):
+        with pytest.raises(error, match=rf"s\.bin: {problem}"):
+            write_shard(tmp_path / "s.bin", records)
+        assert not (tmp_path / "s.bin").exists()
+        assert not list(tmp_path.glob("*.tmp")), "the temporary file is left behind"
+
+
+def test_a_sum_overflowing_u64_names_the_shards_and_the_pretoken(tmp_path):
+    from zlib import crc32
+
+    from bytepair.counts import merge_shards, shard_name, write_manifest, write_shard
+
+    top = (1 << 64) - 1
+    directories = []
+    for name in ("a", "b"):
+        directory = tmp_path / name
+        directory.mkdir()
+        partition = crc32(b"xy") % 2
+        entry = write_shard(directory / shard_name(partition, 0), [(b"x", 1), (b"xy", top)])
+        write_manifest(directory, "none", (), 2, [{**entry, "partition": partition}])
+        directories.append(directory)
+    a, b = (d / shard_name(crc32(b"xy") % 2, 0) for d in directories)
+    overflow = rf"the count of pre-token b'xy' overflows 2\^64-1.*{re.escape(str(a))}"
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(b))} .*{overflow}"):
+        read_counts(directories)
+    with pytest.raises(ValueError, match=overflow):
+        train_from_counts(directories, 300)
+    with pytest.raises(ValueError, match=rf"{overflow}.*{re.escape(str(b))}"):
+        merge_shards([a, b], tmp_path / "m.bin")
+    assert not (tmp_path / "m.bin").exists() and not list(tmp_path.glob("*.tmp"))
+
+
+# ---- arguments ----
+
+
+def never_read():
+    raise AssertionError("the documents were read before the arguments were checked")
+    yield
+
+
+@pytest.mark.parametrize("max_memory", ["1G", None, -1, True, 1.5])
+def test_max_memory_is_checked_before_counting(max_memory, tmp_path):
+    with pytest.raises(ValueError, match="max_memory must be a non-negative int"):
+        count_to_shards(never_read(), tmp_path / "c", max_memory=max_memory)
+    assert not (tmp_path / "c").exists()
+
+
+def test_merge_shards_takes_one_entry_per_path(tmp_path):
+    from bytepair.counts import merge_shards, write_shard
+
+    entry = write_shard(tmp_path / "s.bin", [(b"a", 1)])
+    write_shard(tmp_path / "t.bin", [(b"b", 1)])
+    with pytest.raises(ValueError, match="2 paths but 1 entries"):
+        merge_shards([tmp_path / "s.bin", tmp_path / "t.bin"], tmp_path / "m.bin", entries=[entry])
+    assert not (tmp_path / "m.bin").exists()
+
+
+# ---- flushing many partitions ----
+
+
+class _CountingCounter:
+    """The core's PretokenCounter, counting the passes over its table."""
+
+    passes = 0
+
+    def __init__(self, *args):
+        from bytepair import _native
+
+        self.inner = _native.PretokenCounter(*args)
+
+    def partition_items(self, partition, partitions):
+        type(self).passes += 1
+        return self.inner.partition_items(partition, partitions)
+
+    def items(self):
+        type(self).passes += 1
+        return self.inner.items()
+
+    def __len__(self):
+        return len(self.inner)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_a_flush_passes_over_the_counts_once_and_writes_the_same_shards(tmp_path, monkeypatch):
+    import types
+    import zlib
+
+    import bytepair.counts as counts
+
+    documents = [" ".join(f"w{i}x{j}" for j in range(20)) for i in range(250)]  # 5,000 words
+    one = count_to_shards(documents, tmp_path / "one", pretokenizer="whitespace", partitions=1)
+    (only,) = counts.read_manifest(one)["shards"]
+    everything = list(read_shard(one / only["file"]))
+    assert len(everything) == 5_000
+
+    monkeypatch.setattr(counts, "_native", types.SimpleNamespace(PretokenCounter=_CountingCounter))
+    monkeypatch.setattr(_CountingCounter, "passes", 0)
+    partitions = 100_003  # a prime: no partition count shares a divisor with it
+    out = count_to_shards(
+        documents, tmp_path / "many", pretokenizer="whitespace", partitions=partitions
+    )
+    assert _CountingCounter.passes <= 2
+    expected: dict[int, list] = {}
+    for pretoken, count in everything:
+        expected.setdefault(zlib.crc32(pretoken) % partitions, []).append((pretoken, count))
+    shards = counts.read_manifest(out)["shards"]
+    assert [s["partition"] for s in shards] == sorted(expected)
+    for shard in shards:
+        assert shard["file"] == counts.shard_name(shard["partition"], 0)
+        assert list(read_shard(out / shard["file"])) == expected[shard["partition"]]
+
+
+@pytest.mark.parametrize("partitions", [1_000, 997], ids=["composite", "prime"])
+def test_flushing_groups_of_partitions_writes_the_shards_one_partition_at_a_time_would(
+    partitions, tmp_path, monkeypatch
+):
+    """A flush holding at most FLUSH_RECORDS records takes a divisor of the
+    partitions as groups (a prime: one partition each); the shards are the same."""
+    import types
+
+    import bytepair.counts as counts
+
+    documents = [" ".join(f"w{i}x{j}" for j in range(20)) for i in range(250)]  # 5,000 words
+    monkeypatch.setattr(counts, "BATCH_CHARS", 20_000)  # several runs
+    options = dict(pretokenizer="whitespace", partitions=partitions, max_memory=200_000)
+    whole = count_to_shards(documents, tmp_path / "whole", **options)
+    monkeypatch.setattr(counts, "FLUSH_RECORDS", 20)
+    monkeypatch.setattr(counts, "_native", types.SimpleNamespace(PretokenCounter=_CountingCounter))
+    monkeypatch.setattr(_CountingCounter, "passes", 0)
+    grouped = count_to_shards(documents, tmp_path / "grouped", **options)
+    manifest = counts.read_manifest(grouped)
+    runs = len({s["file"][-9:] for s in manifest["shards"]})
+    assert runs >= 2
+    assert manifest == counts.read_manifest(whole)
+    for shard in manifest["shards"]:
+        assert (grouped / shard["file"]).read_bytes() == (whole / shard["file"]).read_bytes()
+    if partitions == 997:  # a prime: the partitions one by one
+        assert _CountingCounter.passes == runs * partitions
+    else:  # groups of several partitions, more than one group a run
+        assert runs < _CountingCounter.passes < runs * partitions

@@ -5,12 +5,16 @@ A count directory holds ``manifest.json`` and shard files. The manifest says
 ``{"format": "bytepair-counts", "version": 1, "pretokenizer": ...,
 "pattern": ..., "special_tokens": [...], "partitions": P, "shards": [{"file":
 ..., "partition": p, "records": n, "sha256": ...}, ...]}`` and is written last,
-so a directory without it is an unfinished run. A shard is ``b"BPCT\\x01"``,
-then its records sorted by bytes, each ``uvarint(len) bytes uvarint(count)``.
+so a directory without it is an unfinished run; a ``file`` is a plain name in
+the directory, and no file is listed twice (nor reached twice through a link,
+across directories either). A shard is ``b"BPCT\\x01"``, then its records
+sorted by bytes, each ``uvarint(len) bytes uvarint(count)``, with a non-empty
+pre-token and a count from 1 to 2^64-1.
 A pre-token goes to partition ``crc32(bytes) % P``; when the counts in memory
 pass ``max_memory`` (estimated at :data:`BYTES_PER_ENTRY` bytes per distinct
 pre-token, checked after each batch of about 4 M characters) they are written
-out as one run of shards, a partition at a time, and counting goes on. So the
+out as one run of shards, a group of partitions at a time (at most
+:data:`FLUSH_RECORDS` records, or one partition), and counting goes on. So the
 peak is at most about ``max_memory`` + :data:`OVERHEAD_BYTES` (one batch of
 text, its per-thread tables, the interpreter; checked in ``bench/``, suite
 ``scale``); counts of the same pre-token in
@@ -26,17 +30,21 @@ on a Ray cluster with them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import json
 import os
+import re
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Optional, Union
 
 from . import _native
 from .errors import FormatError
-from .pretokenizers import PretokenizerSpec, resolve
+from .pretokenizers import BUILTIN_PATTERNS, PretokenizerSpec, resolve
 
 FORMAT = "bytepair-counts"
 VERSION = 1
@@ -48,13 +56,24 @@ MANIFEST = "manifest.json"
 BYTES_PER_ENTRY = 200
 BATCH_CHARS = 4 << 20
 # Counting holds, besides the counts (max_memory), one batch of text, the
-# core's per-thread tables for it and one partition being written: the stated
+# core's per-thread tables for it and one group of partitions being written
+# (FLUSH_RECORDS records, or one partition when that is more): the stated
 # peak is max_memory + this (the interpreter and imports included).
 OVERHEAD_BYTES = 160 << 20
 # Shards are read and written in blocks of this size, so a reader holds about this much.
 BLOCK = 1 << 20
 # read_counts hands records to the core in lists of this length.
 ADD_BATCH = 1 << 16
+# Counts are 64-bit in the core and in the shards.
+MAX_COUNT = (1 << 64) - 1
+# The core numbers partitions with 32 bits.
+MAX_PARTITIONS = (1 << 32) - 1
+# A flush takes the counts out of the core in groups of partitions (one pass
+# over the table per group) of about this many records at most, or of one
+# partition when that is more: few passes, and Python objects for a bounded
+# part of the counts.
+FLUSH_RECORDS = 1 << 18
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _uvarint(value: int) -> bytes:
@@ -75,34 +94,51 @@ def _sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _check_record(pretoken: object, count: object, index: int, path: Path) -> None:
+    if not isinstance(pretoken, bytes):
+        raise TypeError(f"{path}: pre-token {index} is {type(pretoken).__name__}, not bytes")
+    if not pretoken:
+        raise ValueError(f"{path}: pre-token {index} is an empty pre-token")
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise TypeError(f"{path}: the count of {pretoken!r} is {type(count).__name__}, not int")
+    if count < 1:
+        raise ValueError(f"{path}: count {count} of {pretoken!r} is not positive")
+    if count > MAX_COUNT:
+        raise ValueError(f"{path}: count {count} of {pretoken!r} is above 2^64-1")
+
+
 def write_shard(path: Union[str, os.PathLike], records: Iterable[tuple[bytes, int]]) -> dict:
-    """Write ``records`` (strictly increasing pre-tokens, positive counts) as one
-    shard at ``path``, streamed; returns its manifest entry without the
-    partition: ``{"file": name, "records": n, "sha256": hex}``. The shard is
-    written under a temporary name and renamed when complete."""
+    """Write ``records`` (strictly increasing non-empty pre-tokens, counts from
+    1 to 2^64-1) as one shard at ``path``, streamed; returns its manifest entry
+    without the partition: ``{"file": name, "records": n, "sha256": hex}``. The
+    shard is written under a temporary name and renamed when complete (an
+    error leaves neither)."""
     path = Path(path)
     temporary = path.with_name(path.name + ".tmp")
     digest = hashlib.sha256()
     n, previous = 0, None
     buffer = bytearray(MAGIC)
-    with open(temporary, "wb") as f:
-        for pretoken, count in records:
-            # The reader and merge_shards rely on this order; check it where it is made.
-            if previous is not None and pretoken <= previous:
-                raise ValueError(f"{path}: shard records must be strictly increasing")
-            if count < 1:
-                raise ValueError(f"{path}: count {count} of {pretoken!r} is not positive")
-            buffer += _uvarint(len(pretoken))
-            buffer += pretoken
-            buffer += _uvarint(count)
-            previous, n = pretoken, n + 1
-            if len(buffer) >= BLOCK:
-                digest.update(buffer)
-                f.write(buffer)
-                buffer.clear()
-        digest.update(buffer)
-        f.write(buffer)
-    temporary.replace(path)
+    try:
+        with open(temporary, "wb") as f:
+            for pretoken, count in records:
+                # The reader and merge_shards rely on these; check them where they are made.
+                _check_record(pretoken, count, n, path)
+                if previous is not None and pretoken <= previous:
+                    raise ValueError(f"{path}: shard records must be strictly increasing")
+                buffer += _uvarint(len(pretoken))
+                buffer += pretoken
+                buffer += _uvarint(count)
+                previous, n = pretoken, n + 1
+                if len(buffer) >= BLOCK:
+                    digest.update(buffer)
+                    f.write(buffer)
+                    buffer.clear()
+            digest.update(buffer)
+            f.write(buffer)
+        temporary.replace(path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     return {"file": path.name, "records": n, "sha256": digest.hexdigest()}
 
 
@@ -138,13 +174,23 @@ def _complete_records(data: bytes, at: int, path: Path, offset: int, out: list) 
     return at
 
 
+def _bad_record(pretoken: bytes, count: int) -> str:
+    if not pretoken:
+        return "an empty pre-token"
+    if count < 1:
+        return f"count {count} of {pretoken!r} is not positive"
+    return f"count {count} of {pretoken!r} is above 2^64-1"
+
+
 def read_shard(
     path: Union[str, os.PathLike], *, sha256: Optional[str] = None, records: Optional[int] = None
 ) -> Iterator[tuple[bytes, int]]:
     """The ``(pre-token, count)`` records of one shard, in order, streamed in
     blocks. With ``sha256`` the file is checked against it before the first
     record; with ``records`` the count of records is checked at the end. A
-    damaged shard raises :class:`FormatError` naming the file and the byte."""
+    damaged shard (a record out of order, an empty pre-token, a count of 0 or
+    above 2^64-1 included) raises :class:`FormatError` naming the file and the
+    byte or record."""
     path = Path(path)
     if not path.is_file():
         raise FormatError(path, "the manifest lists this shard but it is missing")
@@ -164,6 +210,8 @@ def read_shard(
             for pretoken, count in parsed:
                 if previous is not None and pretoken <= previous:
                     raise FormatError(path, "records out of order", f"record {n}")
+                if not pretoken or not 0 < count <= MAX_COUNT:
+                    raise FormatError(path, _bad_record(pretoken, count), f"record {n}")
                 previous, n = pretoken, n + 1
                 yield pretoken, count
             data, offset = data[at:], offset + at
@@ -184,19 +232,41 @@ def merge_shards(
     any number of records fits. ``entries[i]``, when given, is the manifest
     entry of ``paths[i]`` (its checksum and record count are checked). Returns
     the new shard's entry as :func:`write_shard` does."""
+    paths = list(paths)
+    if entries is not None:
+        entries = list(entries)
+        if len(entries) != len(paths):
+            raise ValueError(
+                f"merge_shards: {len(paths)} paths but {len(entries)} entries (one per path)"
+            )
+        for i, entry in enumerate(entries):
+            problem = None if entry is None else _entry_problem(entry)
+            if problem is not None:
+                key, message = problem
+                raise ValueError(f"merge_shards: entries[{i}]{'.' * bool(key)}{key}: {message}")
     readers = [
-        read_shard(p, sha256=e["sha256"], records=e["records"]) if e else read_shard(p)
-        for p, e in zip(paths, entries or [None] * len(paths))
+        zip(
+            read_shard(p, sha256=e["sha256"], records=e["records"]) if e else read_shard(p),
+            repeat(i),
+        )
+        for i, (p, e) in enumerate(zip(paths, entries or [None] * len(paths)))
     ]
 
     def summed() -> Iterator[tuple[bytes, int]]:
-        current, total = None, 0
-        for pretoken, count in heapq.merge(*readers):
+        current, total, held = None, 0, []
+        for (pretoken, count), i in heapq.merge(*readers):
             if pretoken != current:
                 if current is not None:
                     yield current, total
-                current, total = pretoken, 0
+                current, total, held = pretoken, 0, []
             total += count
+            held.append((i, count))
+            if total > MAX_COUNT:
+                summands = ", ".join(f"{paths[j]} ({c})" for j, c in held)
+                raise ValueError(
+                    f"{out_path}: the count of pre-token {pretoken!r} overflows 2^64-1 when "
+                    f"summed over the shards {summands}"
+                )
         if current is not None:
             yield current, total
 
@@ -208,9 +278,19 @@ def shard_name(partition: int, run: int) -> str:
 
 
 def check_partitions(partitions: object) -> int:
-    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
-        raise ValueError(f"partitions must be a positive int, not {partitions!r}")
+    if (
+        isinstance(partitions, bool)
+        or not isinstance(partitions, int)
+        or not 1 <= partitions <= MAX_PARTITIONS
+    ):
+        raise ValueError(f"partitions must be a positive int below 2^32, not {partitions!r}")
     return partitions
+
+
+def check_max_memory(max_memory: object) -> int:
+    if isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory < 0:
+        raise ValueError(f"max_memory must be a non-negative int (bytes), not {max_memory!r}")
+    return max_memory
 
 
 def clear_counts(out: Path) -> None:
@@ -249,25 +329,58 @@ def write_manifest(
     return out / MANIFEST
 
 
+@functools.lru_cache(maxsize=8)
+def _divisors(n: int) -> tuple[int, ...]:
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return tuple(sorted({*small, *(n // d for d in small)}))
+
+
+def _groups(partitions: int, records: int) -> int:
+    """How many groups of partitions a flush takes out of the core, one pass
+    over the counts each: the fewest (a divisor of ``partitions``, so that
+    ``crc32 % groups`` picks whole partitions) whose groups hold at most
+    :data:`FLUSH_RECORDS` records, else one group per partition."""
+    if records <= FLUSH_RECORDS:
+        return 1
+    for groups in _divisors(partitions):
+        if records <= FLUSH_RECORDS * groups:
+            return groups
+    return partitions
+
+
 class _Writer:
     def __init__(self, out: Path, partitions: int) -> None:
         self.out, self.partitions, self.run, self.shards = out, partitions, 0, []
 
     def flush(self, counter) -> None:
-        # One partition at a time, sorted in the core: Python objects for 1/P
-        # of the records at most, so writing stays within the memory bound.
-        for partition in range(self.partitions):
-            records = counter.partition_items(partition, self.partitions)
-            if not records:
-                continue
-            entry = write_shard(self.out / shard_name(partition, self.run), records)
-            self.shards.append({"file": entry["file"], "partition": partition, **entry})
+        # A group of partitions at a time, sorted in the core, then cut into
+        # its partitions in one pass (each keeps the sorted order): a few
+        # passes over the counts however many partitions there are, and
+        # Python objects for at most FLUSH_RECORDS records (or one partition).
+        partitions = self.partitions
+        groups = _groups(partitions, len(counter))
+        written = []
+        for group in range(groups):
+            records = counter.partition_items(group, groups)
+            if groups == partitions:
+                buckets = {group: records} if records else {}
+            else:
+                buckets = {}
+                for record in records:
+                    buckets.setdefault(zlib.crc32(record[0]) % partitions, []).append(record)
+            del records
+            for partition in sorted(buckets):
+                entry = write_shard(
+                    self.out / shard_name(partition, self.run), buckets.pop(partition)
+                )
+                written.append({"file": entry["file"], "partition": partition, **entry})
+        self.shards.extend(sorted(written, key=lambda e: e["partition"]))
         self.run += 1
         counter.clear()
 
 
 def count_to_shards(
-    documents: Iterable[str],
+    documents: Union[str, os.PathLike, Iterable[Union[str, os.PathLike]]],
     out: Union[str, os.PathLike],
     *,
     pretokenizer: PretokenizerSpec = "gpt2",
@@ -278,13 +391,19 @@ def count_to_shards(
     progress: Optional[bool] = None,
 ) -> Path:
     """Count the pre-tokens of ``documents`` into shards in the directory ``out``
-    (a progress bar in characters when ``progress``, default: stderr is a terminal)."""
-    from .training import _check_special_tokens, add_batch, progress_bar
+    (a progress bar in characters when ``progress``, default: stderr is a terminal).
+
+    ``documents`` is what :func:`bytepair.train` takes: one text (a str), a
+    path (its file is one text), or an iterable of texts and paths, e.g.
+    :func:`bytepair.read_documents` for JSONL and other formats. ``max_memory``
+    (bytes, see the module docstring) bounds the counts held in memory."""
+    from .training import _check_special_tokens, _texts, add_batch, progress_bar
 
     out = Path(out)
     if (out / MANIFEST).exists() and not overwrite:
         raise FileExistsError(f"{out} already holds counts; pass overwrite=True to replace them")
     check_partitions(partitions)
+    check_max_memory(max_memory)
     special_tokens = _check_special_tokens(special_tokens)
     pre = resolve(pretokenizer)
     out.mkdir(parents=True, exist_ok=True)
@@ -297,7 +416,7 @@ def count_to_shards(
     batch: list[str] = []
     size = first = 0
     try:
-        for document in documents:
+        for document, _ in _texts(documents):
             batch.append(document)
             size += len(document)
             if size >= BATCH_CHARS:
@@ -319,8 +438,122 @@ def count_to_shards(
     return out
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _entry_problem(entry: object, partitions: Optional[int] = None) -> Optional[tuple[str, str]]:
+    """(key, problem) of a shard's manifest entry that is not well formed, else
+    None; ``partitions``: check the entry's partition (and its file) too."""
+    if not isinstance(entry, dict):
+        return "", f"a shard entry must be an object, not {type(entry).__name__}"
+    keys = ("file", "partition", "records", "sha256") if partitions else ("records", "sha256")
+    for key in keys:
+        if key not in entry:
+            return key, "missing"
+    if partitions:
+        name = entry["file"]
+        if not isinstance(name, str):
+            return "file", f"must be a file name (a string), not {type(name).__name__}"
+        if name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+            return "file", f"{name!r} is not a plain file name in the count directory"
+        try:
+            os.fsencode(name)
+        except UnicodeEncodeError:
+            return "file", f"{name!r} is not a file name (a lone surrogate)"
+        partition = entry["partition"]
+        if not _is_int(partition) or not 0 <= partition < partitions:
+            return "partition", f"must be an int from 0 to {partitions - 1}, not {partition!r}"
+    records = entry["records"]
+    if not _is_int(records) or records < 0:
+        return "records", f"must be a non-negative int, not {records!r}"
+    sha256 = entry["sha256"]
+    if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256):
+        return "sha256", f"must be 64 lowercase hex digits, not {sha256!r}"
+    return None
+
+
+def _file_id(path: Path) -> object:
+    """What a file is, however it is reached (a link, a path through a link):
+    its device and inode, or its resolved path when it does not exist (a
+    missing shard is named when it is read)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return path.resolve()
+    return stat.st_dev, stat.st_ino
+
+
+def _check_manifest(manifest: dict, directory: Path, path: Path) -> None:
+    """FormatError(path, naming the key) unless ``manifest`` is well formed."""
+    from .training import _check_special_tokens
+
+    for key in ("pretokenizer", "pattern", "special_tokens", "partitions", "shards"):
+        if key not in manifest:
+            raise FormatError(path, "missing", key)
+    kind, pattern = manifest["pretokenizer"], manifest["pattern"]
+    if kind != "regex" and (not isinstance(kind, str) or kind not in BUILTIN_PATTERNS):
+        kinds = ", ".join([*BUILTIN_PATTERNS, "regex"])
+        raise FormatError(path, f"{kind!r} is not a pre-tokenizer ({kinds})", "pretokenizer")
+    if kind != "regex" and pattern != BUILTIN_PATTERNS[kind]:
+        raise FormatError(
+            path,
+            f"{pattern!r} is not the pattern of the {kind} pre-tokenizer "
+            f"({BUILTIN_PATTERNS[kind]!r})",
+            "pattern",
+        )
+    if kind == "regex":
+        if not isinstance(pattern, str):
+            raise FormatError(
+                path, f"a regex pre-tokenizer needs a pattern, not {pattern!r}", "pattern"
+            )
+        for name, builtin in BUILTIN_PATTERNS.items():
+            if pattern == builtin:
+                raise FormatError(
+                    path, f"the {name} pattern is written with kind {name}", "pattern"
+                )
+        try:
+            _native.PretokenCounter([], "regex", pattern)
+        except ValueError as e:
+            raise FormatError(path, str(e), "pattern") from None
+    specials = manifest["special_tokens"]
+    if not isinstance(specials, list):
+        raise FormatError(path, f"must be a list, not {type(specials).__name__}", "special_tokens")
+    try:
+        _check_special_tokens(specials)
+    except (TypeError, ValueError) as e:
+        raise FormatError(path, str(e), "special_tokens") from None
+    partitions = manifest["partitions"]
+    if not _is_int(partitions) or not 1 <= partitions <= MAX_PARTITIONS:
+        raise FormatError(
+            path, f"must be a positive int below 2^32, not {partitions!r}", "partitions"
+        )
+    shards = manifest["shards"]
+    if not isinstance(shards, list):
+        raise FormatError(path, f"must be a list, not {type(shards).__name__}", "shards")
+    seen: dict[object, int] = {}
+    for i, entry in enumerate(shards):
+        problem = _entry_problem(entry, partitions)
+        if problem is not None:
+            key, message = problem
+            raise FormatError(path, message, f"shards[{i}]" + (f".{key}" if key else ""))
+        file = _file_id(directory / entry["file"])
+        if file in seen:
+            j = seen[file]
+            raise FormatError(
+                path,
+                f"{entry['file']!r} is the file of shards[{j}] ({shards[j]['file']!r}): "
+                "its counts would be added twice",
+                f"shards[{i}].file",
+            )
+        seen[file] = i
+
+
 def read_manifest(directory: Union[str, os.PathLike]) -> dict:
-    """The checked manifest of a finished count directory."""
+    """The checked manifest of a finished count directory: a damaged one (a key
+    missing or of the wrong type, a pattern not its pre-tokenizer's, a shard
+    file outside the directory or listed twice) is a :class:`FormatError`
+    naming the manifest and the key."""
     directory = Path(directory)
     path = directory / MANIFEST
     if not path.is_file():
@@ -335,6 +568,7 @@ def read_manifest(directory: Union[str, os.PathLike]) -> dict:
         raise FormatError(
             path, f"version {manifest.get('version')!r}; this reads {VERSION}", "version"
         )
+    _check_manifest(manifest, directory, path)
     return manifest
 
 
@@ -378,26 +612,109 @@ def read_settings(
     return settings
 
 
+# A shard as read_counts reads it: its path, its manifest entry and its directory's partitions.
+_Listed = tuple[Path, dict, int]
+
+
+def _listed_shards(directories: list[Path]) -> list[_Listed]:
+    """Every shard of every directory; a FormatError when two directories list
+    the same file (by a link or a path), whose counts would be added twice."""
+    shards: list[_Listed] = []
+    seen: dict[object, tuple[Path, int, Path]] = {}
+    for directory in directories:
+        manifest = read_manifest(directory)
+        for i, entry in enumerate(manifest["shards"]):
+            path = directory / entry["file"]
+            file = _file_id(path)
+            if file in seen:
+                other, j, first = seen[file]
+                raise FormatError(
+                    directory / MANIFEST,
+                    f"{path} is the file of shards[{j}] of {other / MANIFEST} ({first}): "
+                    "its counts would be added twice",
+                    f"shards[{i}].file",
+                )
+            seen[file] = (directory, i, path)
+            shards.append((path, entry, manifest["partitions"]))
+    return shards
+
+
+def _held(pretoken: bytes, shards: list[_Listed]) -> list[tuple[Path, int]]:
+    """(shard, count) of each of ``shards`` (those of its partition) holding ``pretoken``."""
+    held = []
+    for path, entry, partitions in shards:
+        if zlib.crc32(pretoken) % partitions != entry["partition"]:
+            continue
+        for other, count in read_shard(path):
+            if other >= pretoken:
+                if other == pretoken:
+                    held.append((path, count))
+                break
+    return held
+
+
+def _overflow(counter, batch: list, first: int, shard: _Listed, earlier: list[_Listed]):
+    """The error for ``batch`` (records ``first``... of ``shard``), whose counts
+    overflowed 2^64-1 when the core added them: it names the pre-token, this
+    shard and the shards read before it that hold it."""
+    path, _, partitions = shard
+    keys = {pretoken for pretoken, _ in batch}
+    groups = {zlib.crc32(pretoken) % partitions for pretoken in keys}
+    if len(groups) <= 8:  # one for a shard of one partition
+        table = [r for g in sorted(groups) for r in counter.partition_items(g, partitions)]
+    else:
+        table = counter.items()
+    stored = {pretoken: count for pretoken, count in table if pretoken in keys}
+    # The records before the one that overflowed were added, so `stored` alone
+    # cannot tell it: the shards read before say what it was added to.
+    for i, (pretoken, count) in enumerate(batch):
+        if stored.get(pretoken, 0) + count <= MAX_COUNT:
+            continue
+        held = _held(pretoken, earlier)
+        if sum(c for _, c in held) + count > MAX_COUNT:
+            before = ", ".join(f"{p} ({c})" for p, c in held)
+            return FormatError(
+                path,
+                f"the count of pre-token {pretoken!r} overflows 2^64-1: {count} here, "
+                f"added to the shards read before it: {before}",
+                f"record {first + i}",
+            )
+    return FormatError(
+        path, "a pre-token count overflows 2^64-1 added to the shards read before this one"
+    )
+
+
 def read_counts(directories: Union[str, os.PathLike, Iterable[Union[str, os.PathLike]]]):
     """A PretokenCounter holding the summed counts of every shard of every
-    directory (their pre-tokenizers and special tokens must agree), and the
-    settings (pretokenizer kind, pattern, special tokens)."""
+    directory (their pre-tokenizers and special tokens must agree, no shard
+    file is listed twice, a sum above 2^64-1 is a FormatError naming the
+    pre-token and the shards), and the settings (pretokenizer kind, pattern,
+    special tokens)."""
     directories = _directories(directories)
     kind, pattern, specials = settings = read_settings(directories)
     counter = _native.PretokenCounter(list(specials), kind, pattern)
-    for directory in directories:
-        for shard in read_manifest(directory)["shards"]:
-            records = read_shard(
-                directory / shard["file"], sha256=shard["sha256"], records=shard["records"]
-            )
-            batch: list[tuple[bytes, int]] = []
-            for record in records:
-                batch.append(record)
-                if len(batch) >= ADD_BATCH:
-                    counter.add_counts(batch)
-                    batch = []
-            counter.add_counts(batch)
+    shards = _listed_shards(directories)
+    for n, shard in enumerate(shards):
+        path, entry, _ = shard
+        records = read_shard(path, sha256=entry["sha256"], records=entry["records"])
+        batch: list[tuple[bytes, int]] = []
+        first = 0
+        for record in records:
+            batch.append(record)
+            if len(batch) >= ADD_BATCH:
+                _add_counts(counter, batch, first, shards, n)
+                first += len(batch)
+                batch = []
+        _add_counts(counter, batch, first, shards, n)
     return counter, settings
+
+
+def _add_counts(counter, batch: list, first: int, shards: list[_Listed], n: int) -> None:
+    """Add ``batch`` (records ``first``... of ``shards[n]``) to ``counter``."""
+    try:
+        counter.add_counts(batch)
+    except ValueError:  # the core's only error here: a sum above 2^64-1
+        raise _overflow(counter, batch, first, shards[n], shards[:n]) from None
 
 
 def train_from_counts(
