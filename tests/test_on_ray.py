@@ -151,6 +151,10 @@ def test_special_tokens_in_a_set_are_refused_before_any_task(tmp_path):
     with pytest.raises(ValueError, match="list or tuple"):
         count_on_ray([text], tmp_path / "c", special_tokens={"<a>", "<b>"})
     assert not (tmp_path / "c").exists()
+    # max_memory too, as count_to_shards checks it (the tasks would fail late).
+    with pytest.raises(ValueError, match="max_memory"):
+        count_on_ray([text], tmp_path / "c", max_memory="1G")
+    assert not (tmp_path / "c").exists()
 
 
 def _files(directory: Path) -> dict[str, bytes]:

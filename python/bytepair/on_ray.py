@@ -195,6 +195,7 @@ def count_on_ray(
     if (out / counts.MANIFEST).exists() and not overwrite:
         raise FileExistsError(f"{out} already holds counts; pass overwrite=True to replace them")
     counts.check_partitions(partitions)
+    counts.check_max_memory(max_memory)
     if map_tasks is not None and (isinstance(map_tasks, bool) or map_tasks < 1):
         raise ValueError(f"map_tasks must be a positive int, not {map_tasks!r}")
     pre, specials = resolve(pretokenizer), _check_special_tokens(special_tokens)
