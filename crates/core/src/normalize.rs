@@ -7,7 +7,11 @@
 
 use std::borrow::Cow;
 
-use unicode_normalization::{is_nfc_quick, is_nfkc_quick, IsNormalized, UnicodeNormalization};
+// The crate (and so the Unicode 9.0 tables) HuggingFace tokenizers normalizes
+// with: the current Unicode tables compose marks assigned since differently.
+use unicode_normalization_alignments::{
+    is_nfc_quick, is_nfkc_quick, IsNormalized, UnicodeNormalization,
+};
 
 use crate::error::{Error, Result};
 
@@ -60,11 +64,11 @@ impl Normalizer {
             None => Cow::Borrowed(text),
             Some(Form::Nfc) => match is_nfc_quick(text.chars()) {
                 IsNormalized::Yes => Cow::Borrowed(text),
-                _ => Cow::Owned(text.nfc().collect()),
+                _ => Cow::Owned(text.nfc().map(|(c, _)| c).collect()),
             },
             Some(Form::Nfkc) => match is_nfkc_quick(text.chars()) {
                 IsNormalized::Yes => Cow::Borrowed(text),
-                _ => Cow::Owned(text.nfkc().collect()),
+                _ => Cow::Owned(text.nfkc().map(|(c, _)| c).collect()),
             },
         };
         if !self.lowercase || !formed.chars().any(changes_in_lowercase) {
