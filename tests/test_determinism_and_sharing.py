@@ -4,6 +4,7 @@ shared by threads, pickled, deep-copied, and used in forked children."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import json
 import multiprocessing
@@ -13,10 +14,13 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
+from bytepair.dataset import tokenizer_fingerprint
+from bytepair.model import BPEModel
 from strategies import corpora
 
 TEXT = "It was the best of times, it was the worst of times; 日本 ünïcödé. " * 50
@@ -89,6 +93,70 @@ def test_pickle_and_deepcopy_keep_the_tokenizer():
         assert clone.encode(TEXT + "<s>", allowed_special="all") == tok.encode(
             TEXT + "<s>", allowed_special="all"
         )
+
+
+def test_copies_and_pickles_keep_the_training_report():
+    tok = bytepair.train([TEXT], 300, progress=False)
+    assert tok.training is not None
+    for clone in (pickle.loads(pickle.dumps(tok)), copy.deepcopy(tok), copy.copy(tok)):
+        assert clone.training == tok.training
+    loaded = bytepair.Tokenizer(tok.model)
+    assert pickle.loads(pickle.dumps(loaded)).training is None
+
+
+def test_model_mappings_are_read_only():
+    """A Tokenizer is immutable: its model's special tokens cannot be changed
+    behind the core's back (nor those of a shared, cached tokenizer)."""
+    specials = {"<s>": 0, "</s>": 1}
+    tok = bytepair.train([TEXT], 300, special_tokens=list(specials), progress=False)
+    model = tok.model
+    with pytest.raises(AttributeError):  # a read-only mapping has no pop
+        model.special_tokens.pop("<s>")  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        model.special_tokens["<x>"] = 5  # type: ignore[index]
+    with pytest.raises(TypeError):
+        model.special_token_strip["<s>"] = (True, True)  # type: ignore[index]
+    assert tok.special_tokens == specials
+    tok.special_tokens.pop("<s>")  # the property returns a copy
+    assert tok.special_tokens == specials and tok.special_tokens_set == set(specials)
+    # A caller's dict is copied: changing it later changes no model.
+    given = dict(model.special_tokens)
+    other = BPEModel(model.tokens, model.merges, given, model.pretokenizer)
+    given.pop("<s>")
+    assert other.special_tokens == specials and list(other.special_tokens) == list(specials)
+
+
+def test_model_with_read_only_mappings_pickles_copies_and_compares():
+    base = bytepair.train([TEXT], 300, special_tokens=["<s>", "</s>"], progress=False).model
+    model = dataclasses.replace(base, special_token_strip={"<s>": (False, True)})
+    assert model.special_token_strip == {"<s>": (False, True)}
+    assert model.special_tokens == base.special_tokens == {"<s>": 0, "</s>": 1}
+    for clone in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model), copy.copy(model)):
+        assert clone == model and clone is not model
+        assert list(clone.special_tokens) == list(model.special_tokens)
+        assert type(clone.special_tokens) is type(model.special_tokens)
+    assert model != base
+    # The dataset fingerprint (which reads the model) is that of plain dicts.
+    with_dicts = dataclasses.replace(model)
+    assert tokenizer_fingerprint(bytepair.Tokenizer(model)) == tokenizer_fingerprint(
+        bytepair.Tokenizer(with_dicts)
+    )
+
+
+def test_cached_encoding_cannot_be_changed(shared_data, monkeypatch):
+    directory = shared_data / "models" / "tiktoken"
+    if not (directory / "cl100k_base.tiktoken").is_file():
+        pytest.skip("cl100k_base.tiktoken not found")
+    monkeypatch.setenv("BYTEPAIR_TIKTOKEN_DIR", str(directory))
+    first = bytepair.get_encoding("cl100k_base")
+    with pytest.raises(AttributeError):
+        first.model.special_tokens.pop("<|endofprompt|>")  # type: ignore[attr-defined]
+    again = bytepair.get_encoding("cl100k_base")
+    assert "<|endofprompt|>" in again.special_tokens_set
+    text = "a<|endofprompt|>"
+    assert pickle.loads(pickle.dumps(again)).encode(text, allowed_special="all") == again.encode(
+        text, allowed_special="all"
+    )
 
 
 def _encode_in_child(tok, texts, queue):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import bytepair
 from bytepair.errors import FormatError
 from bytepair.formats import gpt2, hf_regex, huggingface, load_model
 from bytepair.formats.byte_level import (
@@ -326,6 +327,41 @@ def test_gpt2_save_refuses_token_that_would_read_back_as_special(tmp_path):
     with pytest.raises(ValueError, match=r"b'orphan'.*read back as a special"):
         gpt2.save(model, tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_tokenizer_save_gpt2_refused_before_making_the_directory(tmp_path):
+    model = make_model(pretokenizer=PRETOKENIZERS["whitespace"])
+    target = tmp_path / "new" / "dir"
+    with pytest.raises(ValueError, match="cannot record the pre-tokenizer"):
+        bytepair.Tokenizer(model).save(target, format="gpt2")
+    assert list(tmp_path.iterdir()) == []
+    bytepair.Tokenizer(make_model()).save(target, format="gpt2")  # a good model makes it
+    assert sorted(p.name for p in target.iterdir()) == ["merges.txt", "vocab.json"]
+
+
+def test_writers_take_the_models_read_only_mappings(tmp_path):
+    """BPEModel keeps special_tokens / special_token_strip as read-only mappings;
+    every writer serializes them."""
+    from types import MappingProxyType
+
+    from bytepair.formats import tiktoken as tiktoken_format
+
+    base = make_model(specials_first=False)
+    model = BPEModel(
+        base.tokens,
+        base.merges,
+        base.special_tokens,
+        base.pretokenizer,
+        special_token_strip={"<|pad|>": (True, False)},
+    )
+    assert isinstance(model.special_tokens, MappingProxyType)
+    assert isinstance(model.special_token_strip, MappingProxyType)
+    assert huggingface.loads(huggingface.dumps(model)) == model
+    gpt2.save(base, tmp_path / "g")
+    assert gpt2.load(tmp_path / "g") == base
+    tiktoken_style = _tiktoken_style_model()
+    path, _ = tiktoken_format.save_tiktoken(tiktoken_style, tmp_path / "t.tiktoken")
+    assert tiktoken_format.load_model(path) == tiktoken_style
 
 
 # ---------------------------------------------------------------------------
@@ -681,6 +717,59 @@ def test_gpt2_bad_vocab_names_file_and_key(tmp_path, mutate, where, problem):
         gpt2.load(directory)
     assert info.value.path == str(directory / "vocab.json")
     assert info.value.where == where and problem in info.value.problem, str(info.value)
+
+
+@pytest.mark.parametrize("name", ["vocab.json", "encoder.json"])
+@pytest.mark.parametrize("key", ["<|endoftext|>\ud800", "x\udc80"], ids=["special", "ordinary"])
+def test_gpt2_lone_surrogate_in_vocab_key_names_the_key(tmp_path, name, key):
+    """JSON's "\\ud800" escape reads as a lone surrogate, text with no UTF-8 bytes."""
+    vocab, merges = gpt2_tables()
+    vocab[key] = vocab.pop("<|pad|>")
+    directory = tmp_path / "tok"
+    directory.mkdir()
+    (directory / name).write_text(json.dumps(vocab), encoding="ascii")  # escaped
+    merges_name = "merges.txt" if name == "vocab.json" else "vocab.bpe"
+    (directory / merges_name).write_text("\n".join(["#version: 0.2", *merges]) + "\n")
+    for load in (gpt2.load, load_model, bytepair.load):
+        with pytest.raises(FormatError, match="lone surrogate") as info:
+            load(directory)
+        assert info.value.path == str(directory / name)
+        assert info.value.where == f"key {key!r}", str(info.value)
+        str(info.value).encode("utf-8")  # the message itself can be printed
+
+
+def test_huggingface_lone_surrogate_in_added_token_names_it(tmp_path):
+    document = hf_document(make_model(specials_first=False))
+    size = len(document["model"]["vocab"])
+    document["added_tokens"].append(
+        {"id": size, "content": "<pad\udc80>", "special": True, "normalized": False}
+    )
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(document), encoding="ascii")  # the escape "\\udc80"
+    for load in (huggingface.load, bytepair.load, lambda p: huggingface.loads(p.read_text())):
+        with pytest.raises(FormatError, match="lone surrogate '\\\\udc80' at position 4") as info:
+            load(path)
+        assert info.value.where == "added_tokens[2]", str(info.value)
+        str(info.value).encode("utf-8")
+    # The special's text as a model.vocab key too: the added token is named first.
+    document["added_tokens"][-1]["id"] = document["model"]["vocab"].pop("<|pad|>")
+    document["added_tokens"][1]["content"] = "<pad\udc80>"
+    document["added_tokens"].pop()
+    document["model"]["vocab"]["<pad\udc80>"] = document["added_tokens"][1]["id"]
+    path.write_text(json.dumps(document), encoding="ascii")
+    with pytest.raises(FormatError, match="lone surrogate") as info:
+        bytepair.load(path)
+    assert info.value.where == "added_tokens[1]", str(info.value)
+
+
+def test_huggingface_lone_surrogate_in_vocab_key_names_it(tmp_path):
+    document = hf_document(make_model(specials_first=False))
+    document["model"]["vocab"]["x\udc80"] = len(document["model"]["vocab"])
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(document), encoding="ascii")
+    with pytest.raises(FormatError, match="lone surrogate") as info:
+        bytepair.load(path)
+    assert info.value.where == "model.vocab key 'x\\udc80'", str(info.value)
 
 
 def test_gpt2_invalid_vocab_json_names_line_and_column(tmp_path):

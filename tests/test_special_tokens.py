@@ -55,9 +55,55 @@ def test_disallowed_check_can_be_turned_off(tokenizer):
     assert 0 not in tokenizer.encode_ordinary(text)
 
 
-def test_unknown_special_names_are_rejected(tokenizer):
-    with pytest.raises(ValueError, match="not special tokens"):
-        tokenizer.encode("x", allowed_special={"<|nope|>"})
+def test_unknown_special_names_follow_tiktoken(tokenizer):
+    """As in tiktoken: an allowed name that is no special token is ignored; a
+    disallowed one is refused only where it occurs in the text."""
+    text = "x <|nope|> y"
+    plain = tokenizer.encode_ordinary(text)
+    assert tokenizer.encode(text, allowed_special={"<|nope|>"}) == plain
+    ids = tokenizer.encode("a<|pad|>", allowed_special={"<|nope|>", "<|pad|>"})
+    assert ids[-1] == 1
+    assert tokenizer.encode("fine", disallowed_special={"<|nope|>"}) == tokenizer.encode("fine")
+    with pytest.raises(DisallowedSpecialError, match="at character 2") as info:
+        tokenizer.encode(text, disallowed_special={"<|nope|>"})
+    assert (info.value.token, info.value.position) == ("<|nope|>", 2)
+    assert "<|nope|>" in str(info.value) and "not a special token" in str(info.value)
+    # The leftmost disallowed string is named, special token or not.
+    with pytest.raises(DisallowedSpecialError) as info:
+        tokenizer.encode("ab<|pad|>c<|nope|>", disallowed_special={"<|nope|>", "<|pad|>"})
+    assert (info.value.token, info.value.position) == ("<|pad|>", 2)
+    assert "allowed_special" in str(info.value)  # the special token's advice
+    # Disallowed wins over allowed, as for special tokens.
+    with pytest.raises(DisallowedSpecialError):
+        tokenizer.encode("<|pad|>", allowed_special="all", disallowed_special={"pad"})
+
+
+def test_unknown_special_names_in_every_entry_point(tokenizer):
+    texts = ["fine", "bad <|nope|>"]
+    calls = [
+        lambda **kw: tokenizer.encode(texts[1], **kw),
+        lambda **kw: tokenizer.encode_to_numpy(texts[1], **kw),
+        lambda **kw: tokenizer.encode_batch(texts, **kw),
+        lambda **kw: tokenizer.encode_batch_to_numpy(texts, **kw),
+        lambda **kw: tokenizer.encode(texts[1], dropout=0.5, seed=1, **kw),
+    ]
+    for call in calls:
+        call(allowed_special={"<|nope|>"})  # ignored
+        with pytest.raises(DisallowedSpecialError, match="<\\|nope\\|>") as info:
+            call(disallowed_special=frozenset({"<|nope|>"}))
+        assert info.value.position == 4
+    with pytest.raises(DisallowedSpecialError, match="text 1 of the batch"):
+        tokenizer.encode_batch(texts, disallowed_special={"<|nope|>"})
+
+
+def test_special_sets_must_be_collections_of_strings(tokenizer):
+    # tiktoken would read a bare string as a set of its characters.
+    with pytest.raises(TypeError, match="not the string"):
+        tokenizer.encode("x", allowed_special="<|pad|>")
+    with pytest.raises(TypeError, match="not the string"):
+        tokenizer.encode_batch(["x"], disallowed_special="<|pad|>")
+    with pytest.raises(TypeError, match="int"):
+        tokenizer.encode("x", allowed_special={1})
 
 
 def test_batch_follows_the_same_contract(tokenizer):
@@ -70,3 +116,109 @@ def test_batch_follows_the_same_contract(tokenizer):
 def test_overlapping_specials_take_the_longest():
     tok = bytepair.train(["x"], 300, special_tokens=["<a>", "<a><b>"], progress=False)
     assert tok.encode("<a><b><a>", allowed_special="all") == [1, 0]
+
+
+# ---------------------------------------------------------------------------
+# Differential: the allowed/disallowed arguments against tiktoken itself
+
+CL100K_SPECIALS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+
+
+@pytest.fixture(scope="module")
+def cl100k_pair(shared_data):
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    from bytepair.encodings import ENCODINGS
+
+    path = shared_data / "models" / "tiktoken" / "cl100k_base.tiktoken"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    enc = tiktoken.Encoding(
+        "cl100k_base",
+        pat_str=bytepair.load_tiktoken(path).pretokenizer.pattern,
+        mergeable_ranks=load_tiktoken_bpe(str(path)),
+        special_tokens=CL100K_SPECIALS,
+    )
+    tok = bytepair.load_tiktoken(path)
+    assert tok.special_tokens == CL100K_SPECIALS == dict(ENCODINGS["cl100k_base"].special_tokens)
+    return tok, enc
+
+
+ALLOWED = [
+    "all",
+    set(),
+    frozenset(),
+    {"<|endoftext|>"},
+    {"<|nope|>"},
+    frozenset({"<|endoftext|>", "<|nope|>"}),
+    {"hello", "<|fim_prefix|>"},
+]
+DISALLOWED = [
+    "all",
+    (),
+    set(),
+    {"<|nope|>"},
+    frozenset({"hello"}),
+    {"<|endoftext|>", "world"},
+    frozenset({"<|fim_prefix|>", "<|nope|>"}),
+    {"<|endoftext|>"},
+    {""},
+]
+TEXTS = [
+    "",
+    "hello world",
+    "hello <|endoftext|> world",
+    "<|nope|> x",
+    "a<|fim_prefix|>b<|endoftext|>c",
+    "<|endoftext|>hello<|nope|>",
+    "<|endofprompt|><|fim_suffix|> hello",
+]
+
+
+def _outcome(function, argument, **options):
+    """The ids (a batch's flattened) or the ValueError's type."""
+    try:
+        result = function(argument, **options)
+    except ValueError as e:
+        return type(e)
+    if isinstance(result, tuple):  # encode_batch_to_numpy: (flat ids, offsets)
+        result = result[0]
+    elif argument is TEXTS:
+        result = [i for ids in result for i in ids]
+    return [int(i) for i in result]
+
+
+def _same(ours, theirs) -> bool:
+    """Equal ids, or both refused (bytepair's DisallowedSpecialError is a ValueError)."""
+    return ours is DisallowedSpecialError if theirs is ValueError else ours == theirs
+
+
+def _case_id(chosen) -> str:
+    """A stable test id (a set's repr follows the hash seed)."""
+    if isinstance(chosen, str):
+        return chosen
+    return f"{type(chosen).__name__}({','.join(sorted(chosen))})"
+
+
+@pytest.mark.parametrize("allowed", ALLOWED, ids=_case_id)
+@pytest.mark.parametrize("disallowed", DISALLOWED, ids=_case_id)
+def test_allowed_and_disallowed_equal_tiktoken(cl100k_pair, allowed, disallowed):
+    tok, enc = cl100k_pair
+    options = {"allowed_special": allowed, "disallowed_special": disallowed}
+    for text in TEXTS:
+        theirs = _outcome(enc.encode, text, **options)
+        ours = _outcome(tok.encode, text, **options)
+        assert _same(ours, theirs), f"{text!r}: tiktoken {theirs}, bytepair {ours}"
+        assert _outcome(enc.encode_to_numpy, text, **options) == theirs
+        assert _outcome(tok.encode_to_numpy, text, **options) == ours
+    theirs = _outcome(enc.encode_batch, TEXTS, **options)
+    ours = _outcome(tok.encode_batch, TEXTS, **options)
+    assert _same(ours, theirs), f"batch: tiktoken {theirs}, bytepair {ours}"
+    assert _outcome(tok.encode_batch_to_numpy, TEXTS, **options) == ours

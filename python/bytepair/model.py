@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Optional
 
 from .pretokenizers import Pretokenizer
@@ -30,6 +31,10 @@ class BPEModel:
     normalize: what is done to the text between special tokens before it is
         cut: ``()``, or ``"nfc"``/``"nfkc"`` and/or ``"lowercase"``, in that
         order (:mod:`bytepair.normalization`).
+
+    The model is immutable: ``special_tokens`` and ``special_token_strip`` are
+    read-only copies (:class:`types.MappingProxyType`) of the mappings given,
+    in their order; ``dict(...)`` gives a plain dict.
     """
 
     tokens: tuple[Optional[bytes], ...]
@@ -38,6 +43,27 @@ class BPEModel:
     pretokenizer: Pretokenizer
     special_token_strip: Mapping[str, tuple[bool, bool]] = field(default_factory=dict)
     normalize: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A frozen dataclass: fields are set past its __setattr__. The copies keep
+        # a caller's dict (or a Tokenizer's model) from being changed afterwards.
+        object.__setattr__(self, "special_tokens", MappingProxyType(dict(self.special_tokens)))
+        strip = MappingProxyType(dict(self.special_token_strip))
+        object.__setattr__(self, "special_token_strip", strip)
+
+    def __reduce__(self):
+        # A mappingproxy cannot be pickled (or deep-copied): rebuild from plain dicts.
+        return (
+            type(self),
+            (
+                self.tokens,
+                self.merges,
+                dict(self.special_tokens),
+                self.pretokenizer,
+                dict(self.special_token_strip),
+                self.normalize,
+            ),
+        )
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,19 @@ shared by many threads.
 
 from __future__ import annotations
 
+import functools
+import json
 import operator
 import os
 import random
-from collections.abc import Collection, Iterable
+import re
+from collections.abc import Collection, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Optional, Union
 
 from . import _native
-from .errors import FormatError
+from .errors import DisallowedSpecialError, FormatError
 from .model import BPEModel
 from .pretokenizers import Pretokenizer
 
@@ -85,6 +88,59 @@ def _dropout(p: object, seed: object) -> Optional[tuple[float, int]]:
     return float(p), seed % (1 << 64)
 
 
+def _special_texts(chosen: object, name: str) -> set[str]:
+    """``allowed_special`` / ``disallowed_special`` (other than ``"all"``) as a set
+    of texts. A single string is refused: tiktoken would read it as its characters."""
+    if isinstance(chosen, str):
+        raise TypeError(
+            f"{name} must be 'all' or a collection of strings, not the string {chosen!r} "
+            f"(for one special token write {name}={{{chosen!r}}})"
+        )
+    if not isinstance(chosen, Iterable):
+        raise TypeError(
+            f"{name} must be 'all' or a collection of strings, not {type(chosen).__name__}"
+        )
+    texts = set()
+    for text in chosen:
+        if not isinstance(text, str):
+            raise TypeError(f"{name} holds {text!r}, which is {type(text).__name__}, not str")
+        texts.add(text)
+    return texts
+
+
+@functools.lru_cache(maxsize=64)
+def _finder(strings: frozenset[str]) -> re.Pattern[str]:
+    """Finds the leftmost of ``strings``, the longest where several start there
+    (as the core finds special tokens)."""
+    return re.compile("|".join(map(re.escape, sorted(strings, key=len, reverse=True))))
+
+
+def _disallowed_error(prefix: str, token: str, position: int, special: bool) -> ValueError:
+    shown = json.dumps(token, ensure_ascii=False)
+    if special:  # the core's message
+        advice = (
+            "If you want this text to be encoded as a special token, pass it to "
+            f"`allowed_special`, e.g. `allowed_special={{{shown}, ...}}`.\n"
+            "If you want this text to be encoded as normal text, disable the check for this "
+            f"token by passing `disallowed_special=(enc.special_tokens_set - {{{shown}}})`.\n"
+        )
+        what = "special token"
+    else:
+        advice = (
+            f"{shown} is not a special token of this tokenizer, but `disallowed_special` names "
+            "it, so text holding it is refused (as tiktoken does); remove it from "
+            "`disallowed_special` to encode this text.\n"
+        )
+        what = "string"
+    return DisallowedSpecialError(
+        f"{prefix}Encountered text corresponding to disallowed {what} {shown} at character "
+        f"{position}.\n{advice}To disable this check for all special tokens, pass "
+        "`disallowed_special=()`.",
+        token,
+        position,
+    )
+
+
 class Tokenizer:
     """A byte-level BPE tokenizer (vocabulary, merges, special tokens, pre-tokenizer)."""
 
@@ -119,31 +175,39 @@ class Tokenizer:
         """
         self._core.clear_cache()
 
-    def _special_indices(self, allowed_special: SpecialSet, disallowed_special: SpecialSet):
+    def _special_indices(
+        self,
+        allowed_special: SpecialSet,
+        disallowed_special: SpecialSet,
+        texts: Sequence[object],
+        batch: bool,
+    ) -> tuple[list[int], list[int]]:
+        """The core's (allowed, disallowed) special-token indices, as tiktoken
+        reads the two arguments: names in ``allowed_special`` that are no
+        special token are ignored; a string in ``disallowed_special`` that is
+        none raises DisallowedSpecialError when it occurs in one of ``texts``
+        (checked here; the core checks the special tokens)."""
+        index = self._special_index
         if allowed_special == "all":
-            allowed = set(self._special_index)
+            allowed = set(index)
         else:
-            allowed = set(allowed_special)
-            unknown = allowed - self._special_index.keys()
-            if unknown:
-                raise ValueError(
-                    f"allowed_special names {sorted(unknown)!r}, which are not special tokens "
-                    f"of this tokenizer (it has {sorted(self._special_index)!r})"
-                )
+            allowed = _special_texts(allowed_special, "allowed_special") & index.keys()
+        foreign: set[str] = set()
         if disallowed_special == "all":
-            disallowed = self._special_index.keys() - allowed
+            disallowed = index.keys() - allowed
         else:
-            disallowed = set(disallowed_special)
-            unknown = disallowed - self._special_index.keys()
-            if unknown:
-                raise ValueError(
-                    f"disallowed_special names {sorted(unknown)!r}, which are not special "
-                    "tokens of this tokenizer"
-                )
-        return (
-            sorted(self._special_index[t] for t in allowed),
-            sorted(self._special_index[t] for t in disallowed),
-        )
+            disallowed = _special_texts(disallowed_special, "disallowed_special")
+            foreign = disallowed - index.keys()
+            disallowed -= foreign
+        if foreign:
+            # Leftmost of all the disallowed strings, as tiktoken searches them.
+            finder = _finder(frozenset(disallowed | foreign))
+            for n, text in enumerate(texts):
+                found = finder.search(text) if isinstance(text, str) else None
+                if found is not None:
+                    token, prefix = found.group(), f"text {n} of the batch: " if batch else ""
+                    raise _disallowed_error(prefix, token, found.start(), token in index)
+        return sorted(index[t] for t in allowed), sorted(index[t] for t in disallowed)
 
     def encode(
         self,
@@ -161,8 +225,14 @@ class Tokenizer:
         ``dropout=p`` is BPE-dropout (Provilkov et al., 2020): each merge is
         skipped with probability ``p``, so a word may come out in smaller
         pieces (subword regularization for training a model). ``seed`` makes
-        it reproducible; ``p=0`` is exactly the ordinary encoding."""
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        it reproducible; ``p=0`` is exactly the ordinary encoding.
+
+        As in tiktoken, a name in ``allowed_special`` that is no special token
+        is ignored, and a string in ``disallowed_special`` that is none is
+        still refused wherever it occurs in the text."""
+        allowed, disallowed = self._special_indices(
+            allowed_special, disallowed_special, [text], batch=False
+        )
         return _on_text(self._core.encode, text, allowed, disallowed, _dropout(dropout, seed))
 
     def encode_ordinary(
@@ -186,7 +256,9 @@ class Tokenizer:
         With ``dropout``, text ``i`` draws from its own stream of ``seed``: the
         result does not depend on the number of threads."""
         texts = self._checked_batch(texts)
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_indices(
+            allowed_special, disallowed_special, texts, batch=True
+        )
         try:
             return self._core.encode_batch(texts, allowed, disallowed, _dropout(dropout, seed))
         except UnicodeEncodeError as e:
@@ -218,7 +290,9 @@ class Tokenizer:
         """Like :meth:`encode`, as a ``numpy.uint32`` array (no Python int per token)."""
         import numpy as np
 
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_indices(
+            allowed_special, disallowed_special, [text], batch=False
+        )
         buffer = _on_text(
             self._core.encode_to_buffer, text, allowed, disallowed, _dropout(dropout, seed)
         )
@@ -238,7 +312,9 @@ class Tokenizer:
         import numpy as np
 
         texts = self._checked_batch(texts)
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_indices(
+            allowed_special, disallowed_special, texts, batch=True
+        )
         chosen = _dropout(dropout, seed)
         try:
             ids, offsets = self._core.encode_batch_to_buffers(texts, allowed, disallowed, chosen)
@@ -354,11 +430,11 @@ class Tokenizer:
         if format == "huggingface":
             huggingface.save(self._model, path)
         else:
-            path.mkdir(parents=True, exist_ok=True)
-            gpt2.save(self._model, path)
+            gpt2.save(self._model, path)  # checks the model before it makes the directory
 
     def __reduce__(self):
-        return (Tokenizer, (self._model,))
+        # The training report is plain data (a frozen dataclass): copies and pickles keep it.
+        return (_rebuild, (self._model, self._training))
 
     def __repr__(self) -> str:
         return (
@@ -366,6 +442,11 @@ class Tokenizer:
             f"merges={'by token id' if self._model.merges is None else len(self._model.merges)} "
             f"special={len(self._model.special_tokens)} pretokenizer={self.pretokenizer.name!r}>"
         )
+
+
+def _rebuild(model: BPEModel, training: Optional[TrainingReport]) -> Tokenizer:
+    """A pickled Tokenizer, made again (a module-level function, so pickles can name it)."""
+    return Tokenizer(model, training=training)
 
 
 def load(path: Union[str, os.PathLike]):

@@ -157,6 +157,19 @@ VocabError = Callable[[str, Optional[str]], FormatError]
 MergeError = Callable[[str, int], FormatError]
 
 
+def _check_text(key: str, vocab_error: VocabError) -> None:
+    """A FormatError naming ``key`` when it holds a lone surrogate (JSON's
+    ``"\\ud800"`` escape reads as one): such text has no UTF-8 bytes."""
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise vocab_error(
+            f"the text holds the lone surrogate {key[exc.start]!r} at position {exc.start}, "
+            "which is not Unicode text and has no UTF-8 bytes",
+            key,
+        ) from None
+
+
 def model_from_tables(
     vocab: Mapping[str, object],
     merges: Sequence[tuple[str, str]],
@@ -172,15 +185,17 @@ def model_from_tables(
     id; the format resolves specials that live outside its vocabulary map
     before calling. Checks: ids are non-negative integers, distinct and below
     :func:`id_limit` of the entries (unused ids between them are allowed: they
-    read as None); non-special keys are byte-level text; every single byte is
-    present; every merge names two non-special tokens whose concatenation is a
-    non-special token; no merge is repeated.
+    read as None); no key holds a lone surrogate; non-special keys are
+    byte-level text; every single byte is present; every merge names two
+    non-special tokens whose concatenation is a non-special token; no merge is
+    repeated.
     """
     tokens_by_id: dict[int, bytes] = {}
     key_by_id: dict[int, str] = {}
     id_by_text: dict[str, int] = {}  # byte-level text -> id, non-special tokens only
     limit = id_limit(len(vocab))
     for key, token_id in vocab.items():
+        _check_text(key, vocab_error)
         if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
             raise vocab_error(f"id {token_id!r} is not a non-negative integer", key)
         if token_id >= limit:

@@ -526,6 +526,15 @@ class _Reader:
                 raise self.error(f"id {_show(token_id)} is not a non-negative integer", where)
             if not isinstance(content, str) or not content:
                 raise self.error(f"content {_show(content)} is not a non-empty string", where)
+            try:
+                content.encode("utf-8")  # (before the native vocabulary, which takes UTF-8)
+            except UnicodeEncodeError as exc:
+                raise self.error(
+                    f"content {content!r} holds the lone surrogate "
+                    f"{content[exc.start]!r} at position {exc.start}, which is not Unicode "
+                    "text and has no UTF-8 bytes",
+                    where,
+                ) from None
             label = f"added token {content!r} (id {token_id})"
             if entry.get("special", False) is not True:
                 raise self.error(
