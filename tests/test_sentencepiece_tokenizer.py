@@ -179,6 +179,21 @@ def test_trained_model_api(trained):
             tok.encode_sample("x", alpha=alpha)
 
 
+def test_unknown_special_names_follow_tiktoken_as_in_tokenizer(trained, shared_data):
+    # As Tokenizer (and tiktoken): unknown allowed names are ignored, an
+    # unknown disallowed string raises only where it occurs.
+    loaded = bytepair.load(shared_data / "models" / "sentencepiece" / "sp_test_model.model")
+    for tok in (trained[True], loaded):
+        assert tok.encode("a b", allowed_special={"<nope>"}) == tok.encode_ordinary("a b")
+        assert tok.encode("a b", disallowed_special={"zz"}) == tok.encode_ordinary("a b")
+        with pytest.raises(bytepair.DisallowedSpecialError, match='string "zz" at character 2'):
+            tok.encode("a zz", disallowed_special={"zz"})
+        with pytest.raises(bytepair.DisallowedSpecialError, match="^text 1 of the batch"):
+            tok.encode_batch(["a", "zz"], disallowed_special={"zz"})
+    with pytest.raises(bytepair.DisallowedSpecialError, match='"zz"'):
+        trained[True].encode_nbest("a zz", 2, disallowed_special={"zz"})
+
+
 def test_loaded_models_say_what_they_cannot_do(shared_data):
     tok = bytepair.load(shared_data / "models" / "sentencepiece" / "sp_test_model.model")
     with pytest.raises(NotImplementedError, match="trained by bytepair"):

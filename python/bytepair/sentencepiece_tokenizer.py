@@ -22,7 +22,7 @@ import os
 import random
 import re
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional, Union
@@ -30,7 +30,13 @@ from typing import Literal, Optional, Union
 from . import _native
 from .errors import DisallowedSpecialError
 from .model import SentencePieceModel, SentencePieceNormalizer
-from .tokenizer import SpecialSet, _batch_surrogate_error, _checked_ids, _on_text
+from .tokenizer import (
+    SpecialSet,
+    _batch_surrogate_error,
+    _checked_ids,
+    _on_text,
+    select_specials,
+)
 
 FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
 METASPACE = "\u2581"
@@ -130,26 +136,19 @@ class SentencePieceTokenizer:
 
     # ---- Encoding ----
 
-    def _chosen_specials(
-        self, allowed_special: SpecialSet, disallowed_special: SpecialSet
-    ) -> tuple[set[str], set[str]]:
+    def _special_indices(
+        self,
+        allowed_special: SpecialSet,
+        disallowed_special: SpecialSet,
+        texts: Sequence[object],
+        batch: bool = False,
+    ):
+        """The core's (allowed, disallowed) indices, as :class:`Tokenizer` reads
+        the two arguments (tiktoken's way: see ``tokenizer.select_specials``)."""
         index = self._special_index
-        allowed = set(index) if allowed_special == "all" else set(allowed_special)
-        disallowed = (
-            index.keys() - allowed if disallowed_special == "all" else set(disallowed_special)
+        allowed, disallowed = select_specials(
+            index, allowed_special, disallowed_special, texts, batch
         )
-        for name, chosen in (("allowed_special", allowed), ("disallowed_special", disallowed)):
-            unknown = chosen - index.keys()
-            if unknown:
-                raise ValueError(
-                    f"{name} names {sorted(unknown)!r}, which are not special tokens of this "
-                    f"tokenizer (it has {sorted(index)!r})"
-                )
-        return allowed, disallowed
-
-    def _special_indices(self, allowed_special: SpecialSet, disallowed_special: SpecialSet):
-        allowed, disallowed = self._chosen_specials(allowed_special, disallowed_special)
-        index = self._special_index
         return sorted(index[t] for t in allowed), sorted(index[t] for t in disallowed)
 
     def _check_loaded_specials(
@@ -165,7 +164,9 @@ class SentencePieceTokenizer:
         (sentencepiece as plain text, tokenizers by cutting out its added
         tokens), so no special token can be allowed, and the text of a
         disallowed one raises DisallowedSpecialError as Tokenizer does."""
-        allowed, disallowed = self._chosen_specials(allowed_special, disallowed_special)
+        allowed, disallowed = select_specials(
+            self._special_index, allowed_special, disallowed_special, texts, batch
+        )
         library = self._flavor
         source = "a SentencePiece .model file" if library == "sentencepiece" else "a tokenizer.json"
         if allowed:
@@ -217,7 +218,7 @@ class SentencePieceTokenizer:
         if self._core is None:
             self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
             return self._foreign(text)
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
         return _on_text(self._core.encode, text, allowed, disallowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -243,7 +244,7 @@ class SentencePieceTokenizer:
             native, chosen = self._foreign_core.encode_batch, ()
         else:
             native = self._core.encode_batch
-            chosen = self._special_indices(allowed_special, disallowed_special)
+            chosen = self._special_indices(allowed_special, disallowed_special, texts, batch=True)
         try:
             return native(texts, *chosen)
         except UnicodeEncodeError as e:
@@ -273,7 +274,7 @@ class SentencePieceTokenizer:
         core = self._unigram_core("encode_nbest")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
         return _on_text(core.nbest, text, allowed, disallowed, k)
 
     def encode_sample(
@@ -290,7 +291,7 @@ class SentencePieceTokenizer:
         ``alpha`` spreads the choice, large ``alpha`` approaches Viterbi.
         ``seed`` makes it reproducible."""
         core = self._unigram_core("encode_sample")
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
         return _on_text(core.sample, text, allowed, disallowed, _alpha(alpha), _seed(seed))
 
     def encode_sample_batch(

@@ -141,6 +141,40 @@ def _disallowed_error(prefix: str, token: str, position: int, special: bool) -> 
     )
 
 
+def select_specials(
+    index: Collection[str],
+    allowed_special: SpecialSet,
+    disallowed_special: SpecialSet,
+    texts: Sequence[object],
+    batch: bool,
+) -> tuple[set[str], set[str]]:
+    """The (allowed, disallowed) special tokens among ``index``, as tiktoken
+    reads the two arguments: names in ``allowed_special`` that are no special
+    token are ignored; a string in ``disallowed_special`` that is none raises
+    DisallowedSpecialError when it occurs in one of ``texts`` (checked here;
+    the special tokens are left to the caller)."""
+    if allowed_special == "all":
+        allowed = set(index)
+    else:
+        allowed = _special_texts(allowed_special, "allowed_special") & set(index)
+    foreign: set[str] = set()
+    if disallowed_special == "all":
+        disallowed = set(index) - allowed
+    else:
+        disallowed = _special_texts(disallowed_special, "disallowed_special")
+        foreign = disallowed - set(index)
+        disallowed -= foreign
+    if foreign:
+        # Leftmost of all the disallowed strings, as tiktoken searches them.
+        finder = _finder(frozenset(disallowed | foreign))
+        for n, text in enumerate(texts):
+            found = finder.search(text) if isinstance(text, str) else None
+            if found is not None:
+                token, prefix = found.group(), f"text {n} of the batch: " if batch else ""
+                raise _disallowed_error(prefix, token, found.start(), token in index)
+    return allowed, disallowed
+
+
 class Tokenizer:
     """A byte-level BPE tokenizer (vocabulary, merges, special tokens, pre-tokenizer)."""
 
@@ -182,31 +216,12 @@ class Tokenizer:
         texts: Sequence[object],
         batch: bool,
     ) -> tuple[list[int], list[int]]:
-        """The core's (allowed, disallowed) special-token indices, as tiktoken
-        reads the two arguments: names in ``allowed_special`` that are no
-        special token are ignored; a string in ``disallowed_special`` that is
-        none raises DisallowedSpecialError when it occurs in one of ``texts``
-        (checked here; the core checks the special tokens)."""
+        """The core's (allowed, disallowed) special-token indices (see
+        :func:`select_specials`; the core checks the special tokens)."""
         index = self._special_index
-        if allowed_special == "all":
-            allowed = set(index)
-        else:
-            allowed = _special_texts(allowed_special, "allowed_special") & index.keys()
-        foreign: set[str] = set()
-        if disallowed_special == "all":
-            disallowed = index.keys() - allowed
-        else:
-            disallowed = _special_texts(disallowed_special, "disallowed_special")
-            foreign = disallowed - index.keys()
-            disallowed -= foreign
-        if foreign:
-            # Leftmost of all the disallowed strings, as tiktoken searches them.
-            finder = _finder(frozenset(disallowed | foreign))
-            for n, text in enumerate(texts):
-                found = finder.search(text) if isinstance(text, str) else None
-                if found is not None:
-                    token, prefix = found.group(), f"text {n} of the batch: " if batch else ""
-                    raise _disallowed_error(prefix, token, found.start(), token in index)
+        allowed, disallowed = select_specials(
+            index, allowed_special, disallowed_special, texts, batch
+        )
         return sorted(index[t] for t in allowed), sorted(index[t] for t in disallowed)
 
     def encode(
