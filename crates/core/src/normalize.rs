@@ -1,9 +1,10 @@
 //! Optional normalization of text before pre-tokenization (SPEC §4): NFC or
 //! NFKC, then lowercase, each as HuggingFace tokenizers' normalizer of that
-//! name does it (so that an exported tokenizer.json gives the same ids). It applies to the text between special tokens, which
-//! are found in the text as given (as HuggingFace tokenizers treats added
-//! tokens that are not normalized), and normalized text is never searched for
-//! special tokens again.
+//! name does it (so that an exported tokenizer.json gives the same ids).
+//!
+//! It applies to the text between special tokens, which are found in the text
+//! as given (as tokenizers treats added tokens that are not normalized), and
+//! normalized text is never searched for special tokens again.
 
 use std::borrow::Cow;
 
