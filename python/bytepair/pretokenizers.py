@@ -8,6 +8,13 @@ pattern as ``(?i)``, ``(?m)``, ``(?s)``, ``(?x)``, and any other flag is an erro
 Names and patterns never mix: an unknown name is an error, not a regex, so a
 typo cannot silently change the tokenizer.
 
+A pattern is read with the syntax of Rust's ``fancy-regex``, the core's
+engine. The reference runs it in Python's ``regex`` through a translation
+(``bytepair.reference.user_regex``) that keeps fancy-regex's meaning where the
+two differ (``$``, ``\\Z``, ``(?i)``, ``[[:alpha:]]``, ...); the few
+constructs it cannot reproduce exactly (``\\G``, conditionals, subroutine
+calls, case-insensitive backreferences, ...) are a ValueError here.
+
 Cutting rule for patterns: every non-empty match is a piece; text between
 matches (which a builtin pattern never leaves) is a piece of its own, so no
 byte is ever dropped. Empty matches are ignored.
@@ -115,9 +122,19 @@ def _with_inline_flags(spec: object, pattern: str) -> str:
     return f"(?{missing}){pattern}" if missing else pattern
 
 
+def _check_user_regex(pattern: str) -> None:
+    """ValueError for a construct of a user pattern (fancy-regex syntax) that the
+    reference, which runs it in Python's `regex`, cannot reproduce exactly."""
+    from .reference import user_regex
+
+    user_regex.check(pattern)
+
+
 def resolve(spec: PretokenizerSpec) -> Pretokenizer:
     """Turn a user's pre-tokenizer argument into a :class:`Pretokenizer`."""
     if isinstance(spec, Pretokenizer):
+        if spec.kind == "regex" and spec.pattern is not None:
+            _check_user_regex(spec.pattern)
         return spec
     if isinstance(spec, str):
         if spec in BUILTIN_PATTERNS:
@@ -135,6 +152,7 @@ def resolve(spec: PretokenizerSpec) -> Pretokenizer:
         for name, builtin in BUILTIN_PATTERNS.items():
             if builtin == pattern:
                 return Pretokenizer(name, builtin)
+        _check_user_regex(pattern)
         return Pretokenizer("regex", pattern)
     raise TypeError(
         f"pretokenizer must be a name ({', '.join(BUILTIN_PATTERNS)}) or a compiled regex, "

@@ -66,9 +66,18 @@ def _utf8(text: str, what: str) -> bytes:
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(pattern: str) -> regex.Pattern:
-    # The `regex` module, not `re`: the builtin patterns need \p{L} / \p{N}.
-    return regex.compile(pattern)
+def _compiled(pattern: str):  # -> regex.Pattern | user_regex.CompiledUserRegex
+    """What cuts text for ``pattern``: ``.finditer(text)`` gives its matches."""
+    from bytepair.pretokenizers import BUILTIN_PATTERNS
+    from bytepair.reference import user_regex
+
+    if pattern in BUILTIN_PATTERNS.values():
+        # As published, in the `regex` module (not `re`: they need \p{L} / \p{N}).
+        return regex.compile(pattern)
+    # A user pattern is fancy-regex syntax, the core's engine, which `regex`
+    # reads differently in places ($, \Z, (?i), [[:alpha:]], ...): user_regex
+    # translates it and steps through its matches as fancy-regex does.
+    return user_regex.compile(pattern)
 
 
 def pretokenize(text: str, pretokenizer: str | Pretokenizer | object = "gpt2") -> list[str]:
@@ -475,12 +484,12 @@ def encode(
     if allowed_special == "all":
         allowed = list(special_tokens)
     else:
-        allowed = _check_specials(allowed_special, "allowed_special")
-        for special in allowed:
-            if special not in special_tokens:
-                raise ValueError(
-                    f"allowed_special {special!r} is not a special token of this vocabulary"
-                )
+        # As tiktoken: a name that is no special token is ignored.
+        allowed = [
+            special
+            for special in _check_specials(allowed_special, "allowed_special")
+            if special in special_tokens
+        ]
 
     token_id = _ordinary_token_ids(tokens, set(special_tokens.values()))
     merge_rank, merge_result = _merge_table(tokens, merge_ids, token_id)
