@@ -408,6 +408,13 @@ def test_get_encoding_reads_the_directory(tiktoken_dir, monkeypatch):
     assert bytepair.list_encoding_names() == NAMES
 
 
+def test_a_special_token_with_a_lone_surrogate_is_named(tiktoken_dir):
+    with pytest.raises(FormatError, match=r"special token '<\|x\\ud800\|>' holds the lone"):
+        bytepair.load_tiktoken(
+            tiktoken_dir / "r50k_base.tiktoken", special_tokens={"<|x\ud800|>": 50256}
+        )
+
+
 def test_get_encoding_says_where_to_put_the_file(tmp_path, monkeypatch):
     monkeypatch.delenv(ENV_VAR, raising=False)
     with pytest.raises(FileNotFoundError) as error:

@@ -232,6 +232,13 @@ def model_from_rank_tokens(
     for text, token_id in special_tokens.items():
         if not isinstance(text, str) or not text:
             raise ValueError(f"special token {text!r} must be a non-empty string")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"special token {text!r} holds the lone surrogate {text[e.start]!r} at position "
+                f"{e.start}, which has no UTF-8 bytes"
+            ) from None
         if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
             raise ValueError(f"special token {text!r} has id {token_id!r}, not a whole number >= 0")
         if token_id >= limit:
