@@ -20,7 +20,6 @@ import itertools
 import json
 import os
 import random
-import re
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from .tokenizer import (
     SpecialSet,
     _batch_surrogate_error,
     _checked_ids,
+    _finder,
     _on_text,
     select_specials,
 )
@@ -84,7 +84,6 @@ class SentencePieceTokenizer:
         "_core",
         "_foreign_core",
         "_special_index",
-        "_special_finders",
         "_piece_index",
         "_training",
         "_extra",
@@ -108,7 +107,6 @@ class SentencePieceTokenizer:
             (p, i) for i, (p, k) in enumerate(zip(model.pieces, model.kinds)) if k == "control"
         ]
         self._special_index = {text: n for n, (text, _) in enumerate(specials)}
-        self._special_finders: dict[frozenset[str], re.Pattern] = {}
         self._core = None
         self._piece_index: Optional[dict[str, int]] = None
         self._foreign_core = None
@@ -178,12 +176,7 @@ class SentencePieceTokenizer:
             )
         if not disallowed:
             return
-        finder = self._special_finders.get(frozenset(disallowed))
-        if finder is None:
-            # Leftmost occurrence first, then the longest, as the core finds specials.
-            longest_first = sorted(disallowed, key=len, reverse=True)
-            finder = re.compile("|".join(map(re.escape, longest_first)))
-            self._special_finders[frozenset(disallowed)] = finder
+        finder = _finder(frozenset(disallowed))
         for n, text in enumerate(texts):
             found = finder.search(text) if isinstance(text, str) else None
             if found is None:

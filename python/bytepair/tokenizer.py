@@ -153,16 +153,17 @@ def select_specials(
     token are ignored; a string in ``disallowed_special`` that is none raises
     DisallowedSpecialError when it occurs in one of ``texts`` (checked here;
     the special tokens are left to the caller)."""
+    known = set(index)
     if allowed_special == "all":
-        allowed = set(index)
+        allowed = known
     else:
-        allowed = _special_texts(allowed_special, "allowed_special") & set(index)
+        allowed = _special_texts(allowed_special, "allowed_special") & known
     foreign: set[str] = set()
     if disallowed_special == "all":
-        disallowed = set(index) - allowed
+        disallowed = known - allowed
     else:
         disallowed = _special_texts(disallowed_special, "disallowed_special")
-        foreign = disallowed - set(index)
+        foreign = disallowed - known
         disallowed -= foreign
     if foreign:
         # Leftmost of all the disallowed strings, as tiktoken searches them.
