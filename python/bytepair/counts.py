@@ -45,6 +45,7 @@ from typing import Optional, Union
 from . import _native
 from .errors import FormatError
 from .pretokenizers import BUILTIN_PATTERNS, PretokenizerSpec, resolve
+from .training import MAX_COUNT  # counts are 64-bit in the core and in the shards
 
 FORMAT = "bytepair-counts"
 VERSION = 1
@@ -64,8 +65,6 @@ OVERHEAD_BYTES = 160 << 20
 BLOCK = 1 << 20
 # read_counts hands records to the core in lists of this length.
 ADD_BATCH = 1 << 16
-# Counts are 64-bit in the core and in the shards.
-MAX_COUNT = (1 << 64) - 1
 # The core numbers partitions with 32 bits.
 MAX_PARTITIONS = (1 << 32) - 1
 # A flush takes the counts out of the core in groups of partitions (one pass
