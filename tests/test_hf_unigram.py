@@ -31,6 +31,7 @@ from bytepair.errors import FormatError
 from bytepair.formats import hf_unigram as fmt
 from bytepair.formats import sentencepiece as spfile
 from bytepair.reference import hf_unigram as ref
+from bytepair.sentencepiece_tokenizer import from_tokenizers_file
 
 tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers is the oracle")
 
@@ -331,3 +332,21 @@ def test_refused_documents():
 def test_invalid_json():
     with pytest.raises(FormatError, match="line 1"):
         fmt.loads('{"model": ', "broken.json")
+
+
+def test_regex_replace_has_fancy_regex_meaning(t5):
+    """The reference runs a Replace pattern with the meaning the core gives it
+    (fancy-regex), not Python's: ``(?i:i)`` leaves ``İ`` alone, and without the
+    precompiled map's newline rule ``\\n$`` is only the final newline."""
+    model, pipeline = t5
+    samples = ["İi ıI", "a\nb\n\n", " ab  \n", "ab\n", ""]
+    for pattern in ("(?i:i)", "\\n$", "\\s+$", " +$"):
+        variant = dataclasses.replace(
+            pipeline, normalizers=(fmt.Replace(pattern, "_", regex=True),)
+        )
+        core = from_tokenizers_file(model, variant)
+        peer = tokenizers.Tokenizer.from_str(fmt.dumps(model, variant))
+        for sample in samples:
+            want = _ids(peer, sample)
+            assert ref.encode(model, variant, sample) == want, (pattern, sample)
+            assert core.encode(sample) == want, (pattern, sample)

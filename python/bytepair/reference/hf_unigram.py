@@ -27,11 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-import regex
-
 from ..formats.hf_regex import from_tokenizers
 from ..formats.hf_unigram import PRECOMPILED, HFPipeline, Prepend, Replace
 from ..model import SentencePieceModel
+from . import user_regex
 from .bpe import split_special
 from .normalize import SPACE_SYMBOL, apply_charsmap_tokenizers
 from .sentencepiece import UNK_PENALTY, best_path, byte_piece
@@ -79,7 +78,13 @@ def _tables_of(model: SentencePieceModel) -> _Tables:
 def _apply_replace(step: Replace, text: str) -> str:
     if not step.regex:
         return text.replace(step.pattern, step.content)
-    return regex.sub(from_tokenizers(step.pattern), lambda _: step.content, text)
+    # The core runs the pattern with fancy-regex (replacing every match, as
+    # its find_iter steps), so the reference runs fancy-regex's meaning too.
+    pieces, end = [], 0
+    for match in user_regex.compile(from_tokenizers(step.pattern)).finditer(text):
+        pieces += [text[end : match.start()], step.content]
+        end = match.end()
+    return "".join(pieces) + text[end:]
 
 
 def normalize(model: SentencePieceModel, pipeline: HFPipeline, text: str) -> str:
