@@ -146,3 +146,30 @@ def test_a_vocab_size_below_the_alphabet_is_refused():
         train_char_bpe(["ab ab"], num_merges=5, vocab_size=1)
     assert train_char_bpe(["ab ab"], vocab_size=2).merges == []
     assert train_char_bpe(["ab ab"], vocab_size=3).merges == [("a", "b</w>")]
+
+
+def test_codes_version_0_1_applies_as_subword_nmt(tmp_path):
+    """A codes file without the version line is version 0.1 to subword-nmt: the
+    end-of-word marker is a symbol of its own, so ``low </w>`` can merge."""
+    apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
+    merges = "l o\nlo w\nlow </w>\ne r\ner </w>\nlow e\n"
+    lines = ["low lower", "lowest  er", " w ", "r", ""]
+    for header in ("", "#version: 0.1\n", "#version: 0.2\n", "#version: 0.2.0\n"):
+        path = tmp_path / "codes"
+        path.write_text(header + merges, encoding="utf-8")
+        ours = CharBPE.load_codes(path)
+        assert ours.version == ("0.2" if "0.2" in header else "0.1")
+        with path.open(encoding="utf-8") as codes:
+            theirs = apply_bpe.BPE(codes)
+        for line in lines:
+            assert ours.segment(line) == theirs.process_line(line), (header, line)
+        written = tmp_path / "again"
+        ours.save_codes(written, overwrite=True)
+        assert CharBPE.load_codes(written).version == ours.version
+    path.write_text(merges, encoding="utf-8")
+    assert CharBPE.load_codes(path).segment("low lower") == "low low@@ er"
+    path.write_text("#version: 0.3\na b\n", encoding="utf-8")
+    with pytest.raises(FormatError, match="line 1.*0.3|0.3.*line 1"):
+        CharBPE.load_codes(path)
+    with pytest.raises(ValueError, match="version"):
+        CharBPE([], version="1.0")

@@ -77,6 +77,8 @@ def test_a_lone_surrogate_in_a_corpus_text_is_named(tmp_path, monkeypatch):
         train_char_bpe(texts, num_merges=3)
     with pytest.raises(ValueError, match="document " + where):
         count_to_shards(texts, tmp_path / "c")
+    with pytest.raises(ValueError, match="corpus text " + where):
+        list(bytepair.trace(texts, merges=1))
     # The index counts from the first text, not from the batch the core was given.
     monkeypatch.setattr(training, "BATCH_CHARS", 5)
     with pytest.raises(ValueError, match="corpus text " + where):
@@ -184,3 +186,21 @@ def test_the_checkpoints_directory_is_checked_before_counting(tmp_path):
     with pytest.raises(FileNotFoundError, match="is not a directory"):
         bytepair.train(never_read(), 300, checkpoint=blocker / "run.bpck")
     assert not (tmp_path / "nodir").exists()
+
+
+def test_warnings_name_the_callers_line():
+    """A warning is attributed to the user's call, whichever path inside
+    bytepair raised it (so Python's once-per-location filter works per call site)."""
+    calls = [
+        lambda: bytepair.train(["ab"], 300, progress=False),
+        lambda: bytepair.train(["ab ab"], None, model="char-bpe", num_merges=50),
+        lambda: train_char_bpe(["ab ab"], num_merges=50),
+        lambda: bytepair.train(["ab ab"] * 3, 40, model="unigram", progress=False),
+    ]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert caught and all(w.filename == __file__ for w in caught), [
+            (w.filename, w.lineno, str(w.message)) for w in caught
+        ]

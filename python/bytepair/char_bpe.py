@@ -11,25 +11,33 @@ with ``tie_rule="subword-nmt"``, which is subword-nmt's own rule), stopping
 after ``num_merges`` merges, at ``vocab_size`` symbols, or when the best count
 is below ``min_frequency`` (subword-nmt stops below 2). Encoding replays the
 merges by rank, lowest first, leftmost first, in the core (as for bytes). Codes files are subword-nmt's: ``#version: 0.2``,
-then one ``left right`` merge a line.
+then one ``left right`` merge a line. A file of version 0.1 (or without the
+version line, which subword-nmt reads as 0.1) keeps the marker a symbol of its
+own (``"low"`` -> ``l``, ``o``, ``w``, ``</w>``), as subword-nmt applies it.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Optional, Union
 
 from . import _native
-from .errors import FormatError
+from .errors import FormatError, warn
 from .tokenizer import _reject_surrogates
-from .training import MAX_COUNT, MAX_VOCAB_SIZE, CorpusItem, _texts, check_size
+from .training import (
+    MAX_COUNT,
+    MAX_VOCAB_SIZE,
+    CorpusItem,
+    _texts,
+    check_size,
+    progress_bar,
+)
 
 END_OF_WORD = "</w>"
-CODES_HEADER = "#version: 0.2"
+CODES_VERSIONS = ("0.1", "0.2")
 TIE_RULES = ("smallest", "subword-nmt")
 
 
@@ -49,9 +57,31 @@ def word_counts(texts: Iterable[str]) -> Counter:
     return counts
 
 
-def symbols_of(word: str, end_of_word: str = END_OF_WORD) -> list[str]:
-    """``"low"`` -> ``["l", "o", "w</w>"]``."""
+def symbols_of(word: str, end_of_word: str = END_OF_WORD, version: str = "0.2") -> list[str]:
+    """``"low"`` -> ``["l", "o", "w</w>"]`` (codes version 0.2) or
+    ``["l", "o", "w", "</w>"]`` (0.1)."""
+    if version == "0.1":
+        return [*word, end_of_word]
     return [*word[:-1], word[-1] + end_of_word]
+
+
+def _codes_version(line: str, path: Path) -> str:
+    """The version a codes file's first line gives, as subword-nmt reads it
+    (trailing ``.0`` parts dropped); none is 0.1."""
+    if not line.startswith("#version:"):
+        return "0.1"
+    given = line.split()[-1] if line.split() else ""
+    version = given
+    while version.endswith(".0") and version.count(".") > 1:
+        version = version[:-2]
+    if version not in CODES_VERSIONS:
+        raise FormatError(
+            path,
+            f"codes version {given!r}: subword-nmt and bytepair read versions "
+            f"{' and '.join(CODES_VERSIONS)}",
+            "line 1",
+        )
+    return version
 
 
 class CharBPE:
@@ -62,9 +92,13 @@ class CharBPE:
         merges: Sequence[tuple[str, str]],
         end_of_word: str = END_OF_WORD,
         counts: Optional[Sequence[int]] = None,
+        version: str = "0.2",
     ) -> None:
+        if version not in CODES_VERSIONS:
+            raise ValueError(f"version must be one of {', '.join(CODES_VERSIONS)}, not {version!r}")
         self.merges = [(str(a), str(b)) for a, b in merges]
         self.end_of_word = end_of_word
+        self.version = version
         self.counts = tuple(counts) if counts is not None else None
         # Symbols by id (base characters as met, merge results); the core
         # merges id sequences by rank, as it does bytes.
@@ -91,7 +125,9 @@ class CharBPE:
             self._cache.clear()  # bounded memory; every word below is encoded again
         todo = list(dict.fromkeys(w for w in words if w and w not in self._cache))
         if todo:
-            ids = [[self._id(s) for s in symbols_of(w, self.end_of_word)] for w in todo]
+            ids = [
+                [self._id(s) for s in symbols_of(w, self.end_of_word, self.version)] for w in todo
+            ]
             for word, merged in zip(todo, self._core.encode_words(ids)):
                 self._cache[word] = tuple(self._symbols[i] for i in merged)
         return [self._cache[w] if w else () for w in words]
@@ -124,22 +160,24 @@ class CharBPE:
         path = Path(path)
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
-        lines = [CODES_HEADER] + [f"{a} {b}" for a, b in self.merges]
+        lines = [f"#version: {self.version}"] + [f"{a} {b}" for a, b in self.merges]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     @classmethod
     def load_codes(cls, path: Union[str, os.PathLike], end_of_word: str = END_OF_WORD) -> CharBPE:
-        """Read subword-nmt's codes file (with or without the version line)."""
+        """Read subword-nmt's codes file (with or without the version line,
+        which subword-nmt reads as version 0.1)."""
         merges = []
         text = Path(path).read_text(encoding="utf-8")
+        version = _codes_version(text.split("\n", 1)[0], Path(path))
         for number, line in enumerate(text.split("\n"), start=1):
-            if not line or (number == 1 and line.startswith("#version")):
+            if not line or (number == 1 and line.startswith("#version:")):
                 continue
             parts = line.split(" ")
             if len(parts) != 2 or not all(parts):
                 raise FormatError(path, f"expected 'left right', got {line!r}", f"line {number}")
             merges.append((parts[0], parts[1]))
-        return cls(merges, end_of_word)
+        return cls(merges, end_of_word, version=version)
 
 
 def _check_utf8(text: str, what: str) -> str:
@@ -158,8 +196,10 @@ def train_char_bpe(
     end_of_word: str = END_OF_WORD,
     min_frequency: int = 1,
     tie_rule: str = "smallest",
+    progress: Optional[bool] = None,
 ) -> CharBPE:
-    """Learn character-level BPE merges; see the module docstring."""
+    """Learn character-level BPE merges; see the module docstring. ``progress``:
+    a bar of the texts counted, in bytes (default: when stderr is a terminal)."""
     if num_merges is None and vocab_size is None:
         raise ValueError("say when to stop: num_merges=N or vocab_size=V")
     if num_merges is not None:
@@ -172,8 +212,21 @@ def train_char_bpe(
         raise ValueError("end_of_word must be a non-empty string")
     _check_utf8(end_of_word, f"end_of_word {end_of_word!r}")
     check_size("min_frequency", min_frequency, 1, MAX_COUNT)
-    texts = (_check_utf8(text, f"corpus text {i}") for i, (text, _) in enumerate(_texts(corpus)))
-    words = [(symbols_of(w, end_of_word), c) for w, c in word_counts(texts).items()]
+    bar = progress_bar(progress, desc="counting", unit="B", unit_scale=True)
+
+    def texts() -> Iterator[str]:
+        for i, (text, size) in enumerate(_texts(corpus)):
+            _check_utf8(text, f"corpus text {i}")
+            if bar is not None:
+                bar.update(len(text.encode("utf-8")) if size is None else size)
+            yield text
+
+    try:
+        counts = word_counts(texts())
+    finally:
+        if bar is not None:
+            bar.close()
+    words = [(symbols_of(w, end_of_word), c) for w, c in counts.items()]
     # The alphabet in text order: ties compare the symbols' UTF-8 bytes.
     alphabet = sorted({s for symbols, _ in words for s in symbols}, key=lambda s: s.encode())
     if vocab_size is not None and vocab_size < len(alphabet):
@@ -196,5 +249,5 @@ def train_char_bpe(
     )
     text_of = [t.decode("utf-8") for t in tokens]
     if stop != "vocab_size":
-        warnings.warn(f"training stopped after {len(merges)} merges: {stop}", stacklevel=2)
+        warn(f"training stopped after {len(merges)} merges: {stop}")
     return CharBPE([(text_of[a], text_of[b]) for a, b in merges], end_of_word, merge_counts)

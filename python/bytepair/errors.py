@@ -1,8 +1,25 @@
-"""The exceptions bytepair raises; all derive from ValueError where the input was at fault."""
+"""The exceptions bytepair raises (all derive from ValueError where the input
+was at fault), and its warnings."""
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from typing import Optional
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` attributed to the first frame outside bytepair (the
+    user's call), however deep in the package the warning is raised: a fixed
+    ``stacklevel`` names a line of bytepair on some paths, and Python then
+    shows a repeated warning only once for all of them."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1)
 
 
 class FormatError(ValueError):

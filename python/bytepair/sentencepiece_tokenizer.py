@@ -20,14 +20,13 @@ import itertools
 import json
 import os
 import random
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional, Union
 
 from . import _native
-from .errors import DisallowedSpecialError
+from .errors import DisallowedSpecialError, warn
 from .model import SentencePieceModel, SentencePieceNormalizer
 from .tokenizer import (
     SpecialSet,
@@ -495,7 +494,7 @@ class SentencePieceTokenizer:
             hf_unigram.save(self._model, path, self._extra)
         elif self._flavor == "sentencepiece":
             pipeline = hf_unigram.default_pipeline(self._model)
-            warnings.warn(self._inexact_conversion(path, pipeline), UserWarning, stacklevel=2)
+            warn(self._inexact_conversion(path, pipeline))
             hf_unigram.save(self._model, path, pipeline)
         else:
             model, pipeline = _for_tokenizers(self._model)

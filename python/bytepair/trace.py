@@ -26,6 +26,7 @@ from .training import (
     CorpusItem,
     _check_special_tokens,
     _texts,
+    add_texts,
     check_size,
 )
 
@@ -120,7 +121,7 @@ def trace(
     counter = _native.PretokenCounter(
         specials, pre.kind, pre.pattern if pre.kind == "regex" else None
     )
-    counter.add_texts([text for text, _ in _texts(corpus)])
+    add_texts(counter, _texts(corpus), progress=False)
     # Sorted by count, then bytes: the corpus view is the same on every run.
     items = sorted(counter.items(), key=lambda item: (-item[1], item[0]))
     words = [[bytes([b]) for b in word] for word, _ in items]

@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import time
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from . import _native
-from .errors import NotUtf8Error, decode_utf8
+from .errors import NotUtf8Error, decode_utf8, warn
 from .model import BPEModel
 from .normalization import NormalizeSpec, resolve_normalize
 from .pretokenizers import Pretokenizer, PretokenizerSpec, resolve
@@ -232,6 +231,7 @@ def train(
             corpus,
             vocab_size=vocab_size,
             min_frequency=1 if min_frequency is None else min_frequency,
+            progress=progress,
             **options,
         )
     check_size("vocab_size", vocab_size, 1, MAX_VOCAB_SIZE)
@@ -432,10 +432,9 @@ def _trained(trained, pre, options: BpeOptions, distinct: int, started: float) -
             if stop_reason == "no_pairs"
             else (f"the best pair occurs fewer than min_frequency={options.min_frequency} times")
         )
-        warnings.warn(
+        warn(
             f"training stopped at {len(tokens)} tokens of the {options.vocab_size} requested: "
             f"{why}",
-            stacklevel=3,
         )
     return Tokenizer(bpe_model, training=report)
 

@@ -5,11 +5,11 @@ words counted in the core, then seeds, EM and pruning in the core
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import Optional, Union
 
 from . import _native
+from .errors import warn
 from .model import SentencePieceModel, SentencePieceNormalizer
 from .pretokenizers import PretokenizerSpec, resolve
 from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingReport
@@ -118,10 +118,9 @@ def train_unigram(
         if bar is not None:
             bar.close()
     if len(pieces) < vocab_size:
-        warnings.warn(
+        warn(
             f"training stopped at {len(pieces)} pieces of the {vocab_size} requested: "
             "EM left no more pieces with an expected count of at least 0.5",
-            stacklevel=3,
         )
     model = SentencePieceModel(
         pieces=tuple(pieces),

@@ -32,13 +32,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Optional
 
 from .. import _native
-from ..errors import FormatError
+from ..errors import FormatError, warn
 from ..model import BPEModel
 from ..normalization import resolve_normalize
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer
@@ -266,7 +265,7 @@ class _Reader:
         return self.error(f"{where} {_show(value)} is not supported: {why}", where)
 
     def warn(self, message: str) -> None:
-        warnings.warn(f"{self.source}: {message}", UserWarning, stacklevel=5)
+        warn(f"{self.source}: {message}")
 
     def object_at(self, value: object, where: str) -> dict:
         if not isinstance(value, dict):

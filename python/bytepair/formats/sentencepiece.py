@@ -40,13 +40,12 @@ from __future__ import annotations
 
 import math
 import struct
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
-from ..errors import FormatError
+from ..errors import FormatError, warn
 from ..model import SentencePieceModel, SentencePieceNormalizer
 from . import PathLike
 
@@ -555,11 +554,9 @@ def model_from_proto(proto: ModelProto, source: str) -> SentencePieceModel:
     )
     denormalizer = proto.denormalizer_spec
     if denormalizer is not None and denormalizer.precompiled_charsmap:
-        warnings.warn(
+        warn(
             f"{source}: the model has a denormalizer (rules applied after decoding); "
-            "bytepair's decode does not apply it",
-            UserWarning,
-            stacklevel=3,
+            "bytepair's decode does not apply it"
         )
     return SentencePieceModel(
         pieces=tuple(pieces),

@@ -96,13 +96,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Union
 
 from .. import _native
-from ..errors import FormatError
+from ..errors import FormatError, warn
 from ..model import BPEModel
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer, resolve
 from . import PathLike, parse_json, read_text, write_text_atomic, write_texts_atomic
@@ -539,7 +538,7 @@ def export_ranks(model: BPEModel, *, force: bool = False) -> dict[bytes, int]:
         message = "tiktoken cannot reproduce this tokenizer exactly: " + "; ".join(problems)
         if not force:
             raise ValueError(message + ". Pass force=True to export it anyway.")
-        warnings.warn(message + ". Exported anyway (force=True): ids will differ.", stacklevel=3)
+        warn(message + ". Exported anyway (force=True): ids will differ.")
     special_ids = set(model.special_tokens.values())
     return {
         token: token_id
@@ -656,7 +655,7 @@ def encoding_args(
                 f"cannot export the tokenizer exactly: {problem}; it would encode text that "
                 "normalization changes differently. Pass force=True to export it anyway."
             )
-        warnings.warn(f"{problem}; exported without it (force=True)", stacklevel=3)
+        warn(f"{problem}; exported without it (force=True)")
     pat_str, problem = tiktoken_pattern(model.pretokenizer)
     if problem is not None:
         if not force:
@@ -664,7 +663,7 @@ def encoding_args(
                 f"cannot export the pre-tokenizer exactly: {problem}. "
                 "Pass force=True to export it anyway."
             )
-        warnings.warn(f"{problem}; exported anyway (force=True)", stacklevel=3)
+        warn(f"{problem}; exported anyway (force=True)")
     ranks = export_ranks(model, force=force)
     return {
         "name": name,

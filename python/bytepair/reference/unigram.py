@@ -93,12 +93,12 @@ from __future__ import annotations
 import math
 import operator
 import unicodedata
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Optional, Union
 
+from bytepair.errors import warn
 from bytepair.pretokenizers import Pretokenizer, resolve
 from bytepair.reference.bpe import (
     _check_specials,
@@ -1004,11 +1004,9 @@ def train(
 
     normal = final_pieces(table, n_normal)
     if len(normal) < n_normal:
-        warnings.warn(
+        warn(
             f"training stopped at {n_fixed + len(normal)} ids, below vocab_size {vocab_size}: "
             "the corpus does not supply enough pieces",
-            UserWarning,
-            stacklevel=2,
         )
     pieces = [UNK_PIECE, *specials]
     kinds = [KIND_UNKNOWN] + [KIND_CONTROL] * len(specials)
