@@ -228,3 +228,26 @@ def test_deeply_nested_json_names_the_file(tmp_path: Path):
     path.write_text("[" * 200_000)
     with pytest.raises(bytepair.FormatError, match=r"deep.tokenizer.json: invalid JSON"):
         bytepair.load(path)
+
+
+@pytest.mark.parametrize("regex", [False, True])
+def test_normalizer_chain_that_multiplies_the_text_is_an_error(shared_data, tmp_path, regex):
+    """Twelve Replace steps, each making "l" ten times longer, would grow a
+    word to a terabyte: the step that passes 64 times the input is named,
+    instead of the allocation failing and aborting the process."""
+    source = shared_data / "models" / "hf" / "t5-small.tokenizer.json"
+    if not source.is_file():
+        pytest.skip(f"{source} is missing from the shared data")
+    document = json.loads(source.read_text(encoding="utf-8"))
+    pattern = {"Regex": "l"} if regex else {"String": "l"}
+    step = {"type": "Replace", "pattern": pattern, "content": "l" * 10}
+    document["normalizer"] = {
+        "type": "Sequence",
+        "normalizers": [document["normalizer"]] + [step] * 12,
+    }
+    path = tmp_path / "bomb.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    tok = bytepair.load(path)
+    assert tok.encode_ordinary("Hi") == tok.encode_ordinary("Hi")  # no l: nothing grows
+    with pytest.raises(ValueError, match=r"normalizer step \d+ \(Replace\) would make the text"):
+        tok.encode_ordinary("Hello")

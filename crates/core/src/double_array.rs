@@ -6,6 +6,8 @@
 pub(crate) const NONE: u32 = u32::MAX;
 const FREE: u32 = u32::MAX;
 const ROOT_CHECK: u32 = u32::MAX - 1;
+/// How far behind the highest state a base is looked for.
+const SEARCH_WINDOW: usize = 1024;
 
 #[derive(Clone, Copy, Debug)]
 struct Unit {
@@ -32,6 +34,11 @@ impl DoubleArray {
             value: NONE,
         }];
         let mut next_check = 1usize;
+        // One past the highest state placed: the search for a base starts at
+        // most SEARCH_WINDOW before it (free slots further back are given up,
+        // as darts-clone closes old blocks), so that states whose children
+        // fit none of the holes left behind cannot make the build quadratic.
+        let mut frontier = 1usize;
         let mut tasks = vec![(0u32, 0usize, 0usize, keys.len())];
         let mut children: Vec<(u8, usize, usize)> = Vec::new();
         while let Some((state, depth, mut lo, hi)) = tasks.pop() {
@@ -50,7 +57,9 @@ impl DoubleArray {
             let Some(&(first, _, _)) = children.first() else {
                 continue;
             };
-            let mut pos = next_check.max(first as usize + 1);
+            let mut pos = next_check
+                .max(frontier.saturating_sub(SEARCH_WINDOW))
+                .max(first as usize + 1);
             let mut occupied = 0usize;
             let mut first_free = None;
             let base = loop {
@@ -88,6 +97,7 @@ impl DoubleArray {
             for &(c, lo, hi) in &children {
                 let t = base + c as usize;
                 units[t].check = state;
+                frontier = frontier.max(t + 1);
                 tasks.push((t as u32, depth + 1, lo, hi));
             }
         }
@@ -159,5 +169,29 @@ mod tests {
         assert_eq!(t.get("▁".as_bytes()), None);
         assert_eq!(t.longest_prefix(b"abz"), 2);
         assert_eq!(t.longest_prefix(b"zz"), 0);
+    }
+
+    #[test]
+    fn keys_whose_children_fit_no_hole_build_in_linear_time() {
+        // Every state has the children 0x01 and 0x7f: the holes it leaves
+        // fit no later state, which made each search walk all of them.
+        let keys: Vec<Vec<u8>> = (0..60_000u32)
+            .flat_map(|i| {
+                let c = char::from_u32(0x10000 + i)
+                    .unwrap()
+                    .to_string()
+                    .into_bytes();
+                [1u8, 0x7f].map(|b| [c.clone(), vec![b]].concat())
+            })
+            .collect();
+        let started = std::time::Instant::now();
+        let t = DoubleArray::build(keys.iter().zip(0..).map(|(k, v)| (&k[..], v)).collect());
+        let seconds = started.elapsed().as_secs_f64();
+        for (v, k) in keys.iter().enumerate() {
+            assert_eq!(t.get(k), Some(v as u32));
+        }
+        // Quadratic took 5 s here in release (minutes in debug); linear takes milliseconds.
+        assert!(seconds < 3.0, "{seconds} s to build");
+        assert!(t.units.len() < 8 * keys.len(), "{} units", t.units.len());
     }
 }

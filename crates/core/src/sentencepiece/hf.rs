@@ -88,6 +88,22 @@ enum Step {
     Prepend(String),
 }
 
+impl Step {
+    fn name(&self) -> &'static str {
+        match self {
+            Step::Precompiled(_) => "Precompiled",
+            Step::Literal(..) | Step::Regex(..) => "Replace",
+            Step::Prepend(_) => "Prepend",
+        }
+    }
+}
+
+/// How many times its length normalizing may make a text (NFKC makes one
+/// character at most 11 times longer in UTF-8; real pipelines stay far below).
+const GROWTH_LIMIT: usize = 64;
+/// What a short text may always grow by.
+const GROWTH_SLACK: usize = 1 << 16;
+
 struct Added {
     matcher: AhoCorasick,
     ids: Vec<u32>,
@@ -277,10 +293,62 @@ impl HfUnigramEncoder {
         })
     }
 
-    /// The file's normalizer steps, in order.
+    /// The file's normalizer steps, in order. The text may grow to
+    /// [`GROWTH_LIMIT`] times its length (a chain of `Replace` steps could
+    /// multiply it past memory, and a failed allocation aborts the process):
+    /// a step that would make it longer is an error naming the step.
     pub fn normalize(&self, text: &str) -> Result<String> {
+        let limit = text
+            .len()
+            .saturating_mul(GROWTH_LIMIT)
+            .saturating_add(GROWTH_SLACK);
         let mut text = text.to_owned();
-        for step in &self.steps {
+        for (index, step) in self.steps.iter().enumerate() {
+            let too_long = |length: usize| {
+                Error::InvalidNormalization(format!(
+                    "normalizer step {index} ({}) would make the text {length} bytes long, more \
+                     than {GROWTH_LIMIT} times the {} bytes given",
+                    step.name(),
+                    (limit - GROWTH_SLACK) / GROWTH_LIMIT
+                ))
+            };
+            // Worst cases are checked before the step allocates anything.
+            let grown = match step {
+                Step::Literal(pattern, content) if content.len() > pattern.len() => {
+                    let worst = text.len() / pattern.len().max(1) * content.len() + text.len();
+                    match worst > limit {
+                        true => {
+                            let count = text.matches(pattern.as_str()).count();
+                            Some(text.len() - count * pattern.len() + count * content.len())
+                        }
+                        false => None,
+                    }
+                }
+                Step::Regex(regex, content) if !content.is_empty() => {
+                    let worst = text
+                        .len()
+                        .saturating_add(1)
+                        .saturating_mul(content.len() + 1);
+                    match worst > limit {
+                        true => {
+                            let (mut count, mut matched) = (0usize, 0usize);
+                            for found in regex.find_iter(&text) {
+                                let found = found.map_err(|e| Error::PatternFailed {
+                                    position: 0,
+                                    message: e.to_string(),
+                                })?;
+                                (count, matched) = (count + 1, matched + found.as_str().len());
+                            }
+                            Some(text.len() - matched + count * content.len())
+                        }
+                        false => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(length) = grown.filter(|&length| length > limit) {
+                return Err(too_long(length));
+            }
             text = match step {
                 Step::Precompiled(charsmap) => {
                     let mut out = String::with_capacity(text.len());
@@ -298,6 +366,9 @@ impl HfUnigramEncoder {
                     })?
                     .into_owned(),
             };
+            if text.len() > limit {
+                return Err(too_long(text.len()));
+            }
         }
         Ok(text)
     }
