@@ -117,6 +117,8 @@ def test_words_marker_and_errors(tmp_path):
     (tmp_path / "bad.codes").write_text("#version: 0.2\na b c\n", encoding="utf-8")
     with pytest.raises(FormatError, match="line 2"):
         CharBPE.load_codes(tmp_path / "bad.codes")
+    with pytest.raises(TypeError, match="not one str"):
+        bpe.encode_words("lowest low")
     with pytest.raises(ValueError, match="say when to stop"):
         train_char_bpe("a b")
     with pytest.raises(ValueError, match="tie_rule"):

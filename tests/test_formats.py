@@ -319,6 +319,16 @@ def test_gpt2_save_refuses_other_pretokenizers(tmp_path, kind):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("kind", ["r50k", "p50k"])
+def test_gpt2_save_takes_tiktokens_spellings_of_the_gpt2_pattern(tmp_path, kind):
+    ours = bytepair.Tokenizer(make_model(pretokenizer=resolve(kind)))
+    gpt2.save(ours.model, tmp_path)
+    back = bytepair.load(tmp_path)
+    assert back.model.pretokenizer.kind == "gpt2"
+    text = "It's  1234 words,\n\n  and   spaces  \t\r\n at the end  "
+    assert back.encode_ordinary(text) == ours.encode_ordinary(text)
+
+
 def test_gpt2_save_refuses_token_that_would_read_back_as_special(tmp_path):
     base = make_model()
     model = BPEModel(

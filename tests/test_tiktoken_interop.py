@@ -405,7 +405,10 @@ def test_get_encoding_reads_the_directory(tiktoken_dir, monkeypatch):
     tok = bytepair.get_encoding("r50k_base")
     assert tok.encode("hello world") == [31373, 995]
     assert bytepair.get_encoding("r50k_base") is tok  # loaded once
-    assert bytepair.list_encoding_names() == NAMES
+    assert bytepair.list_encoding_names() == ["gpt2", *NAMES]
+    # tiktoken's "gpt2" (read from GPT-2's own files) has r50k_base's ranks,
+    # pattern and special token.
+    assert bytepair.get_encoding("gpt2") is tok
 
 
 def test_a_special_token_with_a_lone_surrogate_is_named(tiktoken_dir):

@@ -9,6 +9,8 @@ The pure-Python reference (``bytepair.reference``) is the specification; the
 Rust core gives the same answers, faster.
 """
 
+import importlib
+
 from .encodings import get_encoding, list_encoding_names, load_tiktoken
 from .errors import DisallowedSpecialError, FormatError
 from .formats.tiktoken import save_tiktoken, to_tiktoken
@@ -46,10 +48,28 @@ __all__ = [
 __version__ = "0.1.0"
 
 
+# Submodules the README names as ``bytepair.<module>.<function>``, imported on
+# first use (some need numpy or Ray, which a plain ``import bytepair`` does not load).
+_SUBMODULES = (
+    "analysis",
+    "char_bpe",
+    "counts",
+    "dataset",
+    "demo",
+    "formats",
+    "gage",
+    "on_ray",
+    "reference",
+    "viz",
+)
+
+
 def __getattr__(name: str):
     # The dataset module needs numpy; import it (and numpy) on first use only.
     if name in ("TokenDataset", "encode_dataset"):
         from . import dataset
 
         return getattr(dataset, name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'bytepair' has no attribute {name!r}")

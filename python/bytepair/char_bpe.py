@@ -121,6 +121,11 @@ class CharBPE:
 
     def encode_words(self, words: Sequence[str]) -> list[tuple[str, ...]]:
         """:meth:`encode_word` of many words; the new ones are merged in the core, in parallel."""
+        if isinstance(words, str):
+            raise TypeError(
+                "encode_words takes a sequence of words, not one str (which would be read "
+                "as one word per character); use encode_word, or segment for a line"
+            )
         if len(self._cache) + len(words) > 1 << 16:
             self._cache.clear()  # bounded memory; every word below is encoded again
         todo = list(dict.fromkeys(w for w in words if w and w not in self._cache))

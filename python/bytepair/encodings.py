@@ -103,9 +103,14 @@ ENCODINGS: dict[str, KnownEncoding] = {
 }
 
 
+# tiktoken's "gpt2" reads GPT-2's own files (encoder.json, vocab.bpe), which
+# hold the same ranks, pattern and special token as r50k_base.
+ALIASES = {"gpt2": "r50k_base"}
+
+
 def list_encoding_names() -> list[str]:
     """The names :func:`get_encoding` knows."""
-    return list(ENCODINGS)
+    return [*ALIASES, *ENCODINGS]
 
 
 def load_tiktoken(
@@ -138,9 +143,10 @@ _cache_lock = threading.Lock()
 
 def encoding_path(name: str) -> Path:
     """Where :func:`get_encoding` reads ``name`` from; a clear error when it cannot."""
+    name = ALIASES.get(name, name)
     if name not in ENCODINGS:
         raise ValueError(
-            f"unknown encoding {name!r}: bytepair knows {', '.join(ENCODINGS)} "
+            f"unknown encoding {name!r}: bytepair knows {', '.join(list_encoding_names())} "
             "(for another .tiktoken file use bytepair.load_tiktoken(path, pattern=..., "
             "special_tokens=...))"
         )
@@ -163,9 +169,11 @@ def encoding_path(name: str) -> Path:
 
 def get_encoding(name: str) -> Tokenizer:
     """OpenAI's encoding ``name`` (``r50k_base``, ``p50k_base``, ``cl100k_base``,
-    ``o200k_base``) from ``$BYTEPAIR_TIKTOKEN_DIR/<name>.tiktoken``, with its
-    published pattern and special tokens; ids equal tiktoken's. The file's
-    sha256 must be OpenAI's. Loaded once per process (per file version)."""
+    ``o200k_base``; ``gpt2``, as in tiktoken, is r50k_base) from
+    ``$BYTEPAIR_TIKTOKEN_DIR/<name>.tiktoken``, with its published pattern and
+    special tokens; ids equal tiktoken's. The file's sha256 must be OpenAI's.
+    Loaded once per process (per file version)."""
+    name = ALIASES.get(name, name)
     path = encoding_path(name)
     stat = path.stat()
     key = (name, str(path.resolve()), stat.st_mtime_ns, stat.st_size)
@@ -190,7 +198,7 @@ def load_any(spec: Union[str, os.PathLike]):
     reads, or a ``.tiktoken`` file), else one of OpenAI's encodings by name."""
     path = Path(spec)
     if not path.exists():
-        if str(spec) in ENCODINGS:
+        if str(spec) in ENCODINGS or str(spec) in ALIASES:
             return get_encoding(str(spec))  # a clear error when the file is not there
         raise FileNotFoundError(
             f"{spec}: no such file or directory, and not an encoding name ({', '.join(ENCODINGS)})"

@@ -8,7 +8,7 @@ from typing import Callable, Optional
 
 from .. import __version__
 from ..demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE
-from ..encodings import ENCODINGS
+from ..encodings import list_encoding_names
 from ..pretokenizers import BUILTIN_PATTERNS
 from ..training import MAX_COUNT, MAX_VOCAB_SIZE
 from .common import PROG
@@ -82,7 +82,7 @@ def _model_argument(command: argparse.ArgumentParser) -> None:
         dest="model",
         required=True,
         metavar="MODEL",
-        help=f"an encoding name ({', '.join(ENCODINGS)}; the .tiktoken file is read from "
+        help=f"an encoding name ({', '.join(list_encoding_names())}; the .tiktoken file is read from "
         "$BYTEPAIR_TIKTOKEN_DIR), or a path: a tokenizer.json, a GPT-2 directory "
         "(vocab.json + merges.txt), a .tiktoken file or a SentencePiece .model file",
     )

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Optional
 
+from ..formats import gpt2 as gpt2_format
 from ..tokenizer import Tokenizer
 from ..training import train
 from .common import (
@@ -167,9 +168,9 @@ def _check_train_options(args: argparse.Namespace) -> None:
 
 
 def _check_gpt2_format(args: argparse.Namespace, kind: str, whose: str) -> None:
-    if args.format == "gpt2" and kind != "gpt2":
+    if args.format == "gpt2" and kind not in gpt2_format.PRETOKENIZER_KINDS:
         raise CommandError(
-            "--format gpt2 can only record the gpt2 pre-tokenizer (readers of vocab.json + "
+            "--format gpt2 can only record the gpt2 pre-tokenizer (or r50k / p50k: readers of vocab.json + "
             f"merges.txt always apply GPT-2's pattern), and {whose} is {kind}: use "
             "--format huggingface"
         )

@@ -6,8 +6,8 @@ in byte-level text, in rank order. OpenAI published them as ``encoder.json``
 and ``vocab.bpe``; a directory may hold either pair of names.
 
 The pair records neither a pre-tokenizer (readers assume GPT-2's pattern) nor
-which tokens are special. So only models with the ``gpt2`` pre-tokenizer are
-written, and on reading, a token that is neither a single byte nor the result
+which tokens are special. So only models with the ``gpt2`` pre-tokenizer (or
+``r50k`` / ``p50k``, tiktoken's spelling of the same cut) are written, and on reading, a token that is neither a single byte nor the result
 of some merge is special, written as its raw text: this is how GPT-2's
 ``<|endoftext|>`` (id 50256) is found. A truncated merges file, or one made
 for another vocabulary, would turn thousands of ordinary tokens into specials
@@ -40,6 +40,9 @@ from .byte_level import CHAR_BYTES, model_from_tables, model_to_tables
 from .merge_rules import natural_merges
 
 FORMAT_NAME = "GPT-2 (vocab.json + merges.txt)"
+# The pre-tokenizers readers of these files apply: GPT-2's pattern, and r50k's and
+# p50k's (tiktoken's spelling of it, which cuts every text the same way).
+PRETOKENIZER_KINDS = ("gpt2", "r50k", "p50k")
 VERSION_LINE = "#version: 0.2"
 
 
@@ -68,7 +71,7 @@ def save(model: BPEModel, directory: PathLike) -> None:
             f"the GPT-2 format cannot record the normalization {' + '.join(model.normalize)!r}: "
             "save it in the huggingface format"
         )
-    if model.pretokenizer.kind != "gpt2":
+    if model.pretokenizer.kind not in PRETOKENIZER_KINDS:
         raise ValueError(
             f"the GPT-2 format cannot record the pre-tokenizer {model.pretokenizer.name!r} "
             "(readers always apply GPT-2's pattern); save with format='huggingface' instead"
