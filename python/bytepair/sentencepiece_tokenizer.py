@@ -547,10 +547,8 @@ def _for_tokenizers(model: SentencePieceModel):
             f"saving a unigram model cut by the {model.pretokenizer.name!r} pre-tokenizer as "
             "tokenizer.json is not supported; train it with pretokenizer='metaspace'"
         )
-    lowest = min(s for s, k in zip(model.scores, model.kinds) if k == "normal")
-    scores = tuple(
-        s if k == "normal" else lowest - 1000.0 for s, k in zip(model.scores, model.kinds)
-    )
+    lowered = _lowered_score(model)
+    scores = tuple(s if k == "normal" else lowered for s, k in zip(model.scores, model.kinds))
     added = tuple(
         AddedToken(i, p, special=True, normalized=False)
         for i, (p, k) in enumerate(zip(model.pieces, model.kinds))
@@ -566,10 +564,18 @@ def _for_tokenizers(model: SentencePieceModel):
         ],
     }
     pipeline = HFPipeline(
-        normalizers=(Prepend(METASPACE),), added_tokens=added, decoder=json.dumps(decoder)
+        normalizers=(Prepend(METASPACE),),
+        added_tokens=added,
+        decoder=json.dumps(decoder),
+        isolate_unknown=True,
     )
     normalizer = dataclasses.replace(model.normalizer, add_dummy_prefix=False)
     return dataclasses.replace(model, scores=scores, normalizer=normalizer), pipeline
+
+
+def _lowered_score(model: SentencePieceModel) -> float:
+    """The score :func:`_for_tokenizers` gives every piece that is not normal."""
+    return min(s for s, k in zip(model.scores, model.kinds) if k == "normal") - 1000.0
 
 
 def _sentencepiece_core(model: SentencePieceModel):
@@ -598,6 +604,11 @@ def _tokenizers_core(model: SentencePieceModel, pipeline):
     from .formats.hf_regex import from_tokenizers
     from .formats.hf_unigram import PRECOMPILED, Prepend, Replace, prepend_scheme
 
+    if pipeline.isolate_unknown:
+        raise ValueError(
+            "pre_tokenizer.pretokenizers[0]: the Split of unknown characters is read only in a "
+            "file bytepair wrote for a model it trained"
+        )
     steps: list[tuple[str, object]] = []
     for step in pipeline.normalizers:
         if step == PRECOMPILED:
@@ -628,11 +639,12 @@ def from_tokenizers_file(model: SentencePieceModel, pipeline) -> SentencePieceTo
     with n-best and sampling; any other file follows tokenizers' rules."""
     import dataclasses
 
-    from .formats.hf_unigram import Prepend
+    from .formats.hf_unigram import Prepend, serde_json_f64, serde_json_text
 
     controls = {i for i, k in enumerate(model.kinds) if k == "control"}
     ours = (
         model.algorithm == "unigram"
+        and pipeline.isolate_unknown
         and pipeline.normalizers == (Prepend(METASPACE),)
         and not pipeline.whitespace_split
         and not model.normalizer.precompiled_charsmap
@@ -642,7 +654,13 @@ def from_tokenizers_file(model: SentencePieceModel, pipeline) -> SentencePieceTo
         and model.kinds.count("unknown") == 1
         and all(t.special and not t.normalized for t in pipeline.added_tokens)
         and {t.id for t in pipeline.added_tokens} == controls
+        and "normal" in model.kinds
     )
+    if ours:
+        # The other pieces must score as _for_tokenizers writes them, or
+        # tokenizers' lattice would choose them where bytepair's does not.
+        lowered = serde_json_f64(serde_json_text(_lowered_score(model)))  # as written
+        ours = all(s == lowered for s, k in zip(model.scores, model.kinds) if k != "normal")
     if not ours:
         return SentencePieceTokenizer(model, flavor="tokenizers", extra=pipeline)
     normalizer = SentencePieceNormalizer(remove_extra_whitespaces=False, split_on_whitespace=True)

@@ -14,7 +14,9 @@ What such a file holds, and where it goes:
   :class:`HFPipeline` ``normalizers``.
 * ``pre_tokenizer``: ``Metaspace`` (replacement ``▁``; ``prepend_scheme`` always / first /
   never, or the older ``add_prefix_space``; ``split``), optionally preceded by
-  ``WhitespaceSplit`` in a ``Sequence``. ``split`` -> ``model.normalizer.split_on_whitespace``,
+  ``WhitespaceSplit``, or by the ``Split`` bytepair writes for a model it trained
+  (:func:`unknown_characters_pattern`, checked against the vocabulary), in a
+  ``Sequence``. ``split`` -> ``model.normalizer.split_on_whitespace``,
   a prepend scheme other than never -> ``add_dummy_prefix``; ``prepend_scheme: "first"``
   and ``WhitespaceSplit`` -> :class:`HFPipeline`.
 * ``added_tokens`` -> :class:`HFPipeline` ``added_tokens`` (tokenizers cuts them out of
@@ -111,6 +113,11 @@ class HFPipeline:
         the model's ``add_dummy_prefix``, else "never".
     added_tokens: cut out of the text first.
     post_processor, decoder: the file's JSON (text), written back unchanged.
+    isolate_unknown: a ``Split`` pre-tokenizer (behavior ``Isolated``) runs
+        before Metaspace and cuts out the characters of no normal piece
+        (:func:`unknown_characters_pattern`), so that no vocabulary entry
+        spanning one of them (``<unk>``, ``<0x41>`` spelled out in the text)
+        can be a candidate: what bytepair writes for a model it trained.
     """
 
     normalizers: tuple[NormalizerStep, ...] = (PRECOMPILED,)
@@ -119,6 +126,27 @@ class HFPipeline:
     added_tokens: tuple[AddedToken, ...] = ()
     post_processor: Optional[str] = None
     decoder: Optional[str] = None
+    isolate_unknown: bool = False
+
+
+def known_characters(model: SentencePieceModel) -> frozenset[str]:
+    """The characters of the normal pieces, and the space when ``▁`` is one
+    of them (the Split runs before Metaspace writes spaces as ``▁``)."""
+    known = {
+        char for piece, kind in zip(model.pieces, model.kinds) if kind == "normal" for char in piece
+    }
+    if SPACE_SYMBOL in known:
+        known.add(" ")
+    return frozenset(known)
+
+
+def unknown_characters_pattern(model: SentencePieceModel) -> str:
+    """The regex (Oniguruma) of the ``Split`` that :attr:`HFPipeline.isolate_unknown`
+    writes: one character of no normal piece with byte fallback (each
+    becomes its bytes), else a run of them (one ``unk_id``, as bytepair fuses
+    a run of unknown characters)."""
+    chars = "".join(f"\\x{{{ord(char):X}}}" for char in sorted(known_characters(model)))
+    return f"[^{chars}]" + ("" if model.byte_fallback else "+")
 
 
 def prepend_scheme(model: SentencePieceModel, pipeline: HFPipeline) -> str:
@@ -332,11 +360,21 @@ def dumps(model: SentencePieceModel, pipeline: Optional[HFPipeline] = None) -> s
             raise ValueError(f"added token {token.content!r} is not the piece of id {token.id}")
     metaspace = _metaspace_json(model, pipeline)
     pre_tokenizer: dict = metaspace
+    if pipeline.whitespace_split and pipeline.isolate_unknown:
+        raise ValueError("bytepair writes WhitespaceSplit or the Split of unknown characters")
     if pipeline.whitespace_split:
         pre_tokenizer = {
             "type": "Sequence",
             "pretokenizers": [{"type": "WhitespaceSplit"}, metaspace],
         }
+    elif pipeline.isolate_unknown:
+        split = {
+            "type": "Split",
+            "pattern": {"Regex": unknown_characters_pattern(model)},
+            "behavior": "Isolated",
+            "invert": False,
+        }
+        pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, metaspace]}
     decoder = json.loads(pipeline.decoder) if pipeline.decoder is not None else None
     if decoder is None:
         decoder = dict(metaspace)
@@ -437,7 +475,9 @@ class _Reader:
         pieces, scores, unk_id, byte_fallback = self.vocabulary(model_json)
         added = self.added_tokens(document.get("added_tokens", []), pieces)
         steps, charsmap = self.normalizer(document.get("normalizer"))
-        whitespace_split, scheme, split = self.pre_tokenizer(document.get("pre_tokenizer"))
+        whitespace_split, scheme, split, isolation = self.pre_tokenizer(
+            document.get("pre_tokenizer")
+        )
         post_processor = document.get("post_processor")
         decoder = document.get("decoder")
         for key, value in (("post_processor", post_processor), ("decoder", decoder)):
@@ -472,6 +512,15 @@ class _Reader:
             ),
             pretokenizer=None,
         )
+        if isolation is not None:
+            pattern, isolation_where = isolation
+            if pattern != unknown_characters_pattern(model):
+                raise self.unsupported(
+                    isolation_where,
+                    pattern,
+                    "bytepair reads a Split pre-tokenizer only as the one it writes (isolating "
+                    "the characters of no normal piece of this vocabulary)",
+                )
         pipeline = HFPipeline(
             normalizers=steps,
             whitespace_split=whitespace_split,
@@ -479,6 +528,7 @@ class _Reader:
             added_tokens=added,
             post_processor=None if post_processor is None else json.dumps(post_processor),
             decoder=None if decoder is None else json.dumps(decoder),
+            isolate_unknown=isolation is not None,
         )
         return model, pipeline
 
@@ -665,8 +715,8 @@ class _Reader:
             f"{where}.pattern", pattern, 'expected {"String": "..."} or {"Regex": "..."}'
         )
 
-    def pre_tokenizer(self, value: object) -> tuple[bool, str, bool]:
-        """(whitespace_split, prepend scheme, split)."""
+    def pre_tokenizer(self, value: object) -> tuple[bool, str, bool, Optional[tuple[str, str]]]:
+        """(whitespace_split, prepend scheme, split, (the Split's regex, its key) or None)."""
         where = "pre_tokenizer"
         if value is None:
             raise self.unsupported(
@@ -674,6 +724,7 @@ class _Reader:
             )
         step = self.obj(value, where)
         whitespace_split = False
+        isolation = None
         if step.get("type") == "Sequence":
             inner = step.get("pretokenizers")
             if not isinstance(inner, list) or not inner:
@@ -684,11 +735,15 @@ class _Reader:
             elif kinds == ["WhitespaceSplit", "Metaspace"]:
                 whitespace_split = True
                 step, where = inner[1], f"{where}.pretokenizers[1]"
+            elif kinds == ["Split", "Metaspace"]:
+                isolation = self.isolation(inner[0], f"{where}.pretokenizers[0]")
+                step, where = inner[1], f"{where}.pretokenizers[1]"
             else:
                 raise self.unsupported(
                     where,
                     value,
-                    f"bytepair reads Metaspace, or WhitespaceSplit then Metaspace; found {kinds}",
+                    "bytepair reads Metaspace, or WhitespaceSplit or its own Split then "
+                    f"Metaspace; found {kinds}",
                 )
         if step.get("type") != "Metaspace":
             raise self.unsupported(where, step, "bytepair reads a Metaspace pre-tokenizer")
@@ -706,7 +761,27 @@ class _Reader:
         else:  # files written before prepend_scheme existed
             scheme = "always" if self.boolean(step, "add_prefix_space", where, True) else "never"
         split = self.boolean(step, "split", where, True)
-        return whitespace_split, str(scheme), split
+        return whitespace_split, str(scheme), split, isolation
+
+    def isolation(self, step: Mapping[str, object], where: str) -> tuple[str, str]:
+        """The regex of a Split that isolates its matches (checked against the
+        vocabulary once that is known)."""
+        pattern = step.get("pattern")
+        if not (
+            isinstance(pattern, dict)
+            and list(pattern) == ["Regex"]
+            and isinstance(pattern["Regex"], str)
+            and step.get("behavior") == "Isolated"
+            and step.get("invert", False) is False
+            and set(step) <= {"type", "pattern", "behavior", "invert"}
+        ):
+            raise self.unsupported(
+                where,
+                step,
+                "bytepair reads a Split pre-tokenizer only as the one it writes (a Regex, "
+                "behavior Isolated, not inverted)",
+            )
+        return pattern["Regex"], f"{where}.pattern.Regex"
 
 
 def loads(text: str, source: str = "<string>") -> tuple[SentencePieceModel, HFPipeline]:
@@ -727,6 +802,8 @@ __all__ = [
     "Replace",
     "default_pipeline",
     "dumps",
+    "known_characters",
+    "unknown_characters_pattern",
     "load",
     "loads",
     "prepend_scheme",

@@ -10,7 +10,8 @@
 2. The charsmap is read per extended grapheme cluster with the *shortest* matching rule
    (:func:`bytepair.reference.normalize.apply_charsmap_tokenizers`), not per position
    with the longest; no whitespace rules besides the file's Replace steps.
-3. Pre-tokenization: optional WhitespaceSplit (cut at Unicode White_Space, dropping it),
+3. Pre-tokenization: optional WhitespaceSplit (cut at Unicode White_Space, dropping it)
+   or the Split that isolates characters of no normal piece (bytepair's own export),
    then Metaspace on each piece: spaces become ``▁``, a ``▁`` is put in front unless
    the piece already starts with one (prepend_scheme always; "first": only the piece at
    the start of the text), and with ``split`` the piece is cut before every ``▁``.
@@ -24,11 +25,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..formats.hf_regex import from_tokenizers
-from ..formats.hf_unigram import PRECOMPILED, HFPipeline, Prepend, Replace
+from ..formats.hf_unigram import PRECOMPILED, HFPipeline, Prepend, Replace, known_characters
 from ..model import SentencePieceModel
 from . import user_regex
 from .bpe import split_special
@@ -117,6 +118,23 @@ def _whitespace_split(text: str) -> list[tuple[int, str]]:
     return words
 
 
+def _isolate_unknown(model: SentencePieceModel, text: str) -> list[tuple[int, str]]:
+    """The Split (behavior Isolated) of :func:`unknown_characters_pattern`:
+    (start, part) for the runs of known characters and, between them, each
+    unknown character (with byte fallback) or run of them (without)."""
+    known = known_characters(model)
+    parts: list[tuple[int, str, bool]] = []
+    for index, char in enumerate(text):
+        is_known = char in known
+        joins = parts and (parts[-1][2] == is_known) and (is_known or not model.byte_fallback)
+        if joins:
+            start, part, _ = parts[-1]
+            parts[-1] = (start, part + char, is_known)
+        else:
+            parts.append((index, char, is_known))
+    return [(start, part) for start, part, _ in parts]
+
+
 def _cut_before_spaces(word: str) -> list[str]:
     """Metaspace's split: a new piece starts at every ``▁``."""
     pieces = []
@@ -138,6 +156,14 @@ def pre_tokenize(
     """
     if not text:
         return []
+    if pipeline.isolate_unknown:
+        return [
+            piece
+            for start, part in _isolate_unknown(model, text)
+            for piece in pre_tokenize(
+                model, replace(pipeline, isolate_unknown=False), part, at_text_start and start == 0
+            )
+        ]
     words = _whitespace_split(text) if pipeline.whitespace_split else [(0, text)]
     prepend = model.normalizer.add_dummy_prefix
     pieces: list[str] = []
