@@ -569,14 +569,36 @@ def test_viz_reports_the_merges_it_made(tmp_path, capsys):
 # ---- process-level behaviour ----
 
 
-def test_ctrl_c_exits_130_quietly(tmp_path, corpus_file, monkeypatch, capsys):
+def test_ctrl_c_exits_130_with_one_line(tmp_path, corpus_file, monkeypatch, capsys):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli.train, "train", interrupted)
     code = run("train", corpus_file, "-o", tmp_path / "t.json", "--vocab-size", "270")
     assert code == 130
-    assert "Traceback" not in capsys.readouterr().err
+    assert capsys.readouterr().err == "bytepair: interrupted\n"
+    # With a checkpoint written, the line says how to go on instead.
+    checkpoint = tmp_path / "c.bpck"
+
+    def interrupted_after_checkpoint(*args, **kwargs):
+        checkpoint.write_bytes(b"state")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.train, "train", interrupted_after_checkpoint)
+    code = run(
+        "train",
+        corpus_file,
+        "-o",
+        tmp_path / "t.json",
+        "--vocab-size",
+        "270",
+        "--checkpoint",
+        checkpoint,
+    )
+    err = capsys.readouterr().err
+    assert code == 130
+    assert err.startswith("bytepair: interrupted; go on with `bytepair train --resume")
+    assert err.count("\n") == 1
 
 
 def _console_script() -> Path:

@@ -31,7 +31,14 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Optional
 
-from .common import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED, PROG, CommandError
+from .common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    PROG,
+    CommandError,
+    Interrupted,
+)
 from .parser import build_parser
 
 # ---- Running ----
@@ -96,7 +103,9 @@ def _main(argv: Optional[Sequence[str]]) -> int:
             status = args.run(args)
         sys.stdout.flush()
         return status
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        if not isinstance(e, Interrupted):
+            print(f"{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # before OSError: it is one
         _silence_stdout()

@@ -25,6 +25,10 @@ class CommandError(Exception):
     """A user error found by the command line itself; the message is shown as is."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, after the command has said how to go on (so nothing more is said)."""
+
+
 # ---- Input and output ----
 
 

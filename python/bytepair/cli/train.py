@@ -17,6 +17,7 @@ from ..training import train
 from .common import (
     PROG,
     CommandError,
+    Interrupted,
     _check_writable,
     _corpus,
     _made_directory,
@@ -320,6 +321,7 @@ def _resumable(checkpoint: Optional[str], output: str) -> Iterator[None]:
                 f"{PROG}: interrupted; go on with `{PROG} train --resume {checkpoint} -o {output}`",
                 file=sys.stderr,
             )
+            raise Interrupted from None
         raise
 
 
