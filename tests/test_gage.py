@@ -9,6 +9,7 @@ import os
 import struct
 import sys
 import zlib
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given
@@ -250,3 +251,22 @@ def test_cli_stdin_to_stdout(monkeypatch, capsysbinary):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(captured.out)))
     assert main(["gage", "decompress", "-", "-"]) == 0
     assert capsysbinary.readouterr().out == SAMPLE
+
+
+def test_progress_reports_bytes_and_an_exception_from_it_stops_the_work():
+    """The core calls back about ten times a second with the bytes done (the
+    CLI's bar); what the callback raises (Ctrl-C's KeyboardInterrupt comes the
+    same way, from the signal check beside it) stops compression."""
+    from bytepair import _native
+
+    text = (Path(gage.__file__).parent / "data" / "botchan.txt").read_bytes()
+    data = text * ((12 << 20) // len(text))  # about half a second of work
+    seen = []
+    assert _native.gage_compress(data, seen.append) == gage.compress(data)
+    assert seen and seen == sorted(seen) and all(0 < n <= len(data) for n in seen)
+
+    def interrupt(done):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _native.gage_compress(data, interrupt)

@@ -43,7 +43,10 @@ one small block, and the core's output is tested against it.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from . import _native
+from .training import progress_bar
 
 __all__ = ["compress", "decompress"]
 
@@ -61,9 +64,18 @@ def _as_bytes(data: object, function: str) -> bytes:
     return view.tobytes()
 
 
-def compress(data: bytes) -> bytes:
-    """``data`` compressed with Gage's byte pair encoding, in the container above."""
-    return _native.gage_compress(_as_bytes(data, "compress"))
+def compress(data: bytes, *, progress: Optional[bool] = None) -> bytes:
+    """``data`` compressed with Gage's byte pair encoding, in the container
+    above. ``progress``: a bar in bytes (default: when stderr is a terminal).
+    Ctrl-C stops it with KeyboardInterrupt."""
+    data = _as_bytes(data, "compress")
+    bar = progress_bar(progress, desc="compressing", unit="B", unit_scale=True, total=len(data))
+    if bar is None:
+        return _native.gage_compress(data)
+    try:
+        return _native.gage_compress(data, lambda done: bar.update(done - bar.n))
+    finally:
+        bar.close()
 
 
 def decompress(data: bytes) -> bytes:

@@ -60,11 +60,18 @@ fn key(left: u8, right: u8) -> usize {
 
 /// Compresses `data` into the container described in the module documentation.
 pub fn compress(data: &[u8]) -> Vec<u8> {
+    compress_until(data, |_| true).unwrap_or_default()
+}
+
+/// [`compress`], asking `go_on(bytes done)` after each block whether to
+/// continue (for progress and Ctrl-C); `None` once it says no.
+pub fn compress_until(data: &[u8], mut go_on: impl FnMut(usize) -> bool) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(HEADER_LEN + data.len() / 2 + 64);
     out.extend_from_slice(MAGIC);
     out.push(VERSION);
     out.extend_from_slice(&(data.len() as u64).to_le_bytes());
     let mut compressor = Compressor::new();
+    let mut done = 0;
     for chunk in data.chunks(BLOCK_SIZE) {
         let (table, payload) = compressor.compress_block(chunk);
         let start = out.len();
@@ -77,8 +84,12 @@ pub fn compress(data: &[u8]) -> Vec<u8> {
         out.extend_from_slice(&payload);
         let crc = crc32(&out[start..]);
         out.extend_from_slice(&crc.to_le_bytes());
+        done += chunk.len();
+        if !go_on(done) {
+            return None;
+        }
     }
-    out
+    Some(out)
 }
 
 /// One block as a doubly linked list of symbols, with exact pair counts kept

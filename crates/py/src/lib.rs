@@ -1475,11 +1475,38 @@ fn split_hf_bpe(py: Python<'_>, data: &[u8]) -> PyResult<Option<HfBpeDocument>> 
     Ok(document.map(|document| HfBpeDocument { document }))
 }
 
-/// Gage's byte pair compression of `data` (bytepair_core::gage's container).
+/// Gage's byte pair compression of `data` (bytepair_core::gage's container),
+/// calling `progress(bytes done)` about ten times a second and checking for
+/// Ctrl-C as often.
 #[pyfunction]
-fn gage_compress<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
-    let packed = without_gil(py, || Ok(bytepair_core::gage::compress(data)))?;
-    Ok(PyBytes::new(py, &packed))
+#[pyo3(signature = (data, progress=None))]
+fn gage_compress<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut error = None;
+    let mut last_report = Instant::now();
+    let packed = without_gil(py, || {
+        Ok(bytepair_core::gage::compress_until(data, |done| {
+            if last_report.elapsed() < Duration::from_millis(100) {
+                return true;
+            }
+            last_report = Instant::now();
+            Python::attach(|py| {
+                let checked = py.check_signals().and_then(|()| match &progress {
+                    Some(callback) => callback.call1(py, (done,)).map(drop),
+                    None => Ok(()),
+                });
+                checked.map_err(|e| error = Some(e)).is_ok()
+            })
+        }))
+    })?;
+    match (packed, error) {
+        (_, Some(error)) => Err(error),
+        (Some(packed), None) => Ok(PyBytes::new(py, &packed)),
+        (None, None) => Err(internal_error("gage compression stopped for no reason")),
+    }
 }
 
 /// The bytes `gage_compress` was given; ValueError naming what is corrupt and where.
