@@ -220,8 +220,22 @@ def test_pipeline_variants(t5):
         "aaa bab",
         "",
     ]
+    samples += ["\u3000x\u3000 ", "\x85 a \u2028", "\x1cy\x1c", " \t ", "▁ a ▁"]
     collapse = fmt.Replace(" {2,}", " ", regex=True)
-    for steps in ((fmt.PRECOMPILED,), (fmt.PRECOMPILED, collapse), (fmt.Replace("a", "ä"),), ()):
+    converter = (  # what transformers' SpmConverter writes
+        fmt.PRECOMPILED,
+        fmt.Strip(left=False, right=True),
+        fmt.Replace(" {2,}", "▁", regex=True),
+    )
+    for steps in (
+        (fmt.PRECOMPILED,),
+        (fmt.PRECOMPILED, collapse),
+        (fmt.Replace("a", "ä"),),
+        (),
+        converter,
+        (fmt.Strip(left=True, right=False),),
+        (fmt.Strip(left=True, right=True), collapse),
+    ):
         for whitespace_split in (True, False):
             for scheme in ("always", "first", "never"):
                 for split in (True, False):
@@ -239,11 +253,23 @@ def test_pipeline_variants(t5):
                         whitespace_split=whitespace_split,
                         prepend_first_only=scheme == "first",
                     )
-                    tokenizer = tokenizers.Tokenizer.from_str(fmt.dumps(variant, variant_pipeline))
+                    if scheme == "first" and any(
+                        isinstance(step, fmt.Strip) and step.left for step in steps
+                    ):
+                        # tokenizers prepends only at original offset 0, which a
+                        # left strip moves: refused both ways.
+                        with pytest.raises(ValueError, match="left Strip"):
+                            fmt.dumps(variant, variant_pipeline)
+                        continue
+                    text = fmt.dumps(variant, variant_pipeline)
+                    tokenizer = tokenizers.Tokenizer.from_str(text)
+                    assert fmt.loads(text)[1].normalizers == steps
+                    loaded = from_tokenizers_file(variant, variant_pipeline)  # the core
                     for sample in samples:
-                        assert ref.encode(variant, variant_pipeline, sample) == _ids(
-                            tokenizer, sample
-                        ), (steps, whitespace_split, scheme, split, sample)
+                        expected = _ids(tokenizer, sample)
+                        where = (steps, whitespace_split, scheme, split, sample)
+                        assert ref.encode(variant, variant_pipeline, sample) == expected, where
+                        assert loaded.encode_ordinary(sample) == expected, where
 
 
 def test_dumps_refuses(t5):
@@ -350,3 +376,18 @@ def test_regex_replace_has_fancy_regex_meaning(t5):
             want = _ids(peer, sample)
             assert ref.encode(model, variant, sample) == want, (pattern, sample)
             assert core.encode(sample) == want, (pattern, sample)
+
+
+def test_strip_normalizer_is_read_and_checked():
+    strip = {"type": "Strip", "strip_left": True, "strip_right": True}
+    model, pipeline = fmt.loads(json.dumps(_document(normalizer=strip)), "ok.json")
+    assert pipeline.normalizers == (fmt.Strip(left=True, right=True),)
+    peer = tokenizers.Tokenizer.from_str(fmt.dumps(model, pipeline))
+    for text in ["  ab \u3000", "\u2028a b\x85", "\x1cab\x1c", "   "]:
+        assert ref.encode(model, pipeline, text) == _ids(peer, text), text
+        assert from_tokenizers_file(model, pipeline).encode_ordinary(text) == _ids(peer, text)
+    error = _refused(_document(normalizer={"type": "Strip", "strip_left": 1, "strip_right": True}))
+    assert error.where == "normalizer.strip_left"
+    first = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first"}
+    error = _refused(_document(normalizer=strip, pre_tokenizer=first))
+    assert error.where == "normalizer" and "first" in error.problem

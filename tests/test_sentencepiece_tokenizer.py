@@ -528,7 +528,9 @@ def test_a_model_file_saved_as_tokenizer_json_warns_with_a_text_that_differs(
     text, said_sp, said_hf = ast.literal_eval(found[1]), json.loads(found[2]), json.loads(found[3])
     sp, hf = _processor(path), tokenizers.Tokenizer.from_file(str(target))
     assert sp.encode(text) == said_sp != said_hf == hf.encode(text, add_special_tokens=False).ids
-    for text in (" ", "a  b "):  # the review's examples: spaces at the end of a text
+    for text in (" ", "a  b "):  # spaces at the end: stripped as sentencepiece does
+        assert sp.encode(text) == hf.encode(text, add_special_tokens=False).ids
+    for text in ("a\n", "\u2581", "<unk>"):  # what still differs
         assert sp.encode(text) != hf.encode(text, add_special_tokens=False).ids
     # A tokenizer.json (tokenizers' rules on both sides) saves again with no warning.
     with warnings.catch_warnings():
@@ -537,6 +539,31 @@ def test_a_model_file_saved_as_tokenizer_json_warns_with_a_text_that_differs(
     again = tokenizers.Tokenizer.from_file(str(tmp_path / "again.json"))
     for text in corpus_lines(shared_data, 30) + [" ", "a  b "]:
         assert again.encode(text).ids == hf.encode(text).ids, text
+
+
+@pytest.mark.parametrize("name", ["sp_test_model", "sp_test_ja_model"])
+def test_a_model_file_is_saved_with_transformers_normalizers(shared_data, tmp_path, name):
+    # transformers' SpmConverter: Precompiled, Strip(right), Replace(" {2,}", "▁").
+    # With them tokenizers drops trailing spaces as sentencepiece does.
+    model_path = shared_data / "models" / "sentencepiece" / f"{name}.model"
+    tok = bytepair.load(model_path)
+    path = tmp_path / "tokenizer.json"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tok.save(path)
+    normalizers = json.loads(path.read_text(encoding="utf-8"))["normalizer"]["normalizers"]
+    assert [n["type"] for n in normalizers] == ["Precompiled", "Strip", "Replace"]
+    assert normalizers[1] == {"type": "Strip", "strip_left": False, "strip_right": True}
+    assert normalizers[2] == {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": "▁"}
+    peer = tokenizers.Tokenizer.from_file(str(path))
+    sp = _processor(str(model_path))
+    again = bytepair.load(path)
+    texts = ["a  b ", "  Hello   world  ", "x ", "end.   "] + corpus_lines(shared_data, 300)
+    texts += [t + "  " for t in corpus_lines(shared_data, 60)]
+    for text in texts:
+        ids = peer.encode(text, add_special_tokens=False).ids
+        assert again.encode_ordinary(text) == ids, text
+        assert ids == sp.encode(text), text
 
 
 def _with_corrupt_charsmap(data: bytes, charsmap: bytes) -> bytes:

@@ -41,7 +41,7 @@ FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
 METASPACE = "\u2581"
 UNK_SURFACE = "\u2047"  # what <unk> decodes to in a bytepair-trained model
 # Texts on which tokenizers' reading of a converted .model often differs from sentencepiece.
-_CONVERSION_PROBES = (" ", "a  b ", "x\u3000 y", "e\u0301", "\ufb01")
+_CONVERSION_PROBES = ("a\n", "\u2581", "<unk>", " ", "a  b ", "x\u3000 y", "e\u0301", "\ufb01")
 
 
 @dataclass(frozen=True)
@@ -506,8 +506,9 @@ class SentencePieceTokenizer:
         a few usual suspects does."""
         written = SentencePieceTokenizer(self._model, flavor="tokenizers", extra=pipeline)
         message = (
-            f"{path}: tokenizers' rules differ from sentencepiece's (whitespace is kept or "
-            "dropped differently, the charsmap applies per grapheme cluster), so this "
+            f"{path}: tokenizers' rules differ from sentencepiece's (whitespace other than "
+            "spaces is dropped at the end, '▁' in the text is a space, every piece is a "
+            "candidate, the charsmap applies per grapheme cluster), so this "
             "tokenizer.json gives other ids than the .model file on some texts"
         )
         for text in _CONVERSION_PROBES:
@@ -602,7 +603,7 @@ def _sentencepiece_core(model: SentencePieceModel):
 def _tokenizers_core(model: SentencePieceModel, pipeline):
     """The core's port of tokenizers' Unigram encoder for a ``tokenizer.json``."""
     from .formats.hf_regex import from_tokenizers
-    from .formats.hf_unigram import PRECOMPILED, Prepend, Replace, prepend_scheme
+    from .formats.hf_unigram import PRECOMPILED, Prepend, Replace, Strip, prepend_scheme
 
     if pipeline.isolate_unknown:
         raise ValueError(
@@ -618,6 +619,13 @@ def _tokenizers_core(model: SentencePieceModel, pipeline):
             steps.append(("replace", (pattern, step.content, step.regex)))
         elif isinstance(step, Prepend):
             steps.append(("prepend", step.prepend))
+        elif isinstance(step, Strip):
+            # The core has no Strip step: its regex Replace (fancy-regex, whose
+            # \s is Unicode White_Space, as Rust's char::is_whitespace) does it.
+            if step.left:
+                steps.append(("replace", (r"\A\s+", "", True)))
+            if step.right:
+                steps.append(("replace", (r"\s+\z", "", True)))
         else:
             raise ValueError(f"unknown normalizer step {step!r}")
     return _native.CoreHfUnigram(

@@ -8,8 +8,10 @@ What such a file holds, and where it goes:
   token "control", another added token "user_defined", ``<0x00>``..``<0xFF>`` "byte"
   when ``byte_fallback``, the rest "normal". (tokenizers itself has no kinds: every
   vocabulary entry, whatever its kind, is a candidate of the lattice.)
-* ``normalizer``: ``Precompiled`` (the sentencepiece charsmap, base64) and ``Replace``
-  (a string or regex pattern), alone or in a ``Sequence``, or null. The charsmap goes to
+* ``normalizer``: ``Precompiled`` (the sentencepiece charsmap, base64), ``Replace``
+  (a string or regex pattern), ``Prepend`` and ``Strip`` (transformers' converter writes
+  Precompiled, Strip of the right end, Replace of " {2,}" by ``▁``), alone or in a
+  ``Sequence``, or null. The charsmap goes to
   ``model.normalizer.precompiled_charsmap``; their order and the Replace rules to
   :class:`HFPipeline` ``normalizers``.
 * ``pre_tokenizer``: ``Metaspace`` (replacement ``▁``; ``prepend_scheme`` always / first /
@@ -96,7 +98,16 @@ class Prepend:
     prepend: str
 
 
-NormalizerStep = Union[str, Replace, Prepend]  # PRECOMPILED, a Replace or a Prepend
+@dataclass(frozen=True)
+class Strip:
+    """A ``Strip`` normalizer: White_Space (Rust's ``char::is_whitespace``)
+    removed from the left and/or right end of each piece of text."""
+
+    left: bool
+    right: bool
+
+
+NormalizerStep = Union[str, Replace, Prepend, Strip]  # PRECOMPILED or a step
 
 
 @dataclass(frozen=True)
@@ -159,8 +170,10 @@ def prepend_scheme(model: SentencePieceModel, pipeline: HFPipeline) -> str:
 def default_pipeline(model: SentencePieceModel) -> HFPipeline:
     """The usual tokenizers pipeline for a sentencepiece unigram model (as transformers' converter).
 
-    Precompiled (when the model has a charsmap), then Replace of runs of two
-    or more spaces by one when the model removes extra whitespace; Metaspace
+    Precompiled (when the model has a charsmap), then, when the model removes
+    extra whitespace, transformers' ``Strip`` of the right end and ``Replace``
+    of runs of two or more spaces by ``▁`` (a model that keeps its
+    whitespace gets neither: sentencepiece keeps it too); Metaspace
     as the model says; control pieces as special added tokens, user-defined
     pieces as other added tokens (never normalized, like sentencepiece's).
     tokenizers then encodes close to sentencepiece, not equal to it (see
@@ -170,7 +183,7 @@ def default_pipeline(model: SentencePieceModel) -> HFPipeline:
     if model.normalizer.precompiled_charsmap:
         steps.append(PRECOMPILED)
     if model.normalizer.remove_extra_whitespaces:
-        steps.append(Replace(" {2,}", " ", regex=True))
+        steps += [Strip(left=False, right=True), Replace(" {2,}", SPACE_SYMBOL, regex=True)]
     added = tuple(
         AddedToken(index, piece, special=(kind == "control"), normalized=False)
         for index, (piece, kind) in enumerate(zip(model.pieces, model.kinds))
@@ -317,6 +330,8 @@ def _normalizer_json(model: SentencePieceModel, pipeline: HFPipeline) -> Optiona
             )
         elif isinstance(step, Prepend):
             steps.append({"type": "Prepend", "prepend": step.prepend})
+        elif isinstance(step, Strip):
+            steps.append({"type": "Strip", "strip_left": step.left, "strip_right": step.right})
         else:
             raise ValueError(f"unknown normalizer step {step!r}")
     if not steps:
@@ -355,6 +370,10 @@ def dumps(model: SentencePieceModel, pipeline: Optional[HFPipeline] = None) -> s
         raise ValueError("tokenizers' Metaspace always writes spaces as ▁")
     if pipeline is None:
         pipeline = default_pipeline(model)
+    if pipeline.prepend_first_only and any(
+        isinstance(step, Strip) and step.left for step in pipeline.normalizers
+    ):
+        raise ValueError('bytepair does not write a left Strip with prepend_scheme "first"')
     for token in pipeline.added_tokens:
         if not (0 <= token.id < len(model.pieces)) or model.pieces[token.id] != token.content:
             raise ValueError(f"added token {token.content!r} is not the piece of id {token.id}")
@@ -512,6 +531,16 @@ class _Reader:
             ),
             pretokenizer=None,
         )
+        if scheme == "first":
+            for index, step in enumerate(steps):
+                if isinstance(step, Strip) and step.left:
+                    raise self.unsupported(
+                        f"normalizer{'' if len(steps) == 1 else f'.normalizers[{index}]'}",
+                        {"type": "Strip", "strip_left": True, "strip_right": step.right},
+                        'with prepend_scheme "first", tokenizers prepends ▁ only where the '
+                        "original text starts, which a stripped text no longer does; bytepair "
+                        "does not follow that",
+                    )
         if isolation is not None:
             pattern, isolation_where = isolation
             if pattern != unknown_characters_pattern(model):
@@ -664,12 +693,20 @@ class _Reader:
                         f"expected text, got {_show(prepend)}", f"{item_where}.prepend"
                     )
                 steps.append(Prepend(prepend))
+            elif kind == "Strip":
+                for key in ("strip_left", "strip_right"):
+                    if not isinstance(item.get(key), bool):
+                        raise self.error(
+                            f"expected true or false, got {_show(item.get(key))}",
+                            f"{item_where}.{key}",
+                        )
+                steps.append(Strip(item["strip_left"], item["strip_right"]))
             else:
                 raise self.unsupported(
                     item_where,
                     item,
-                    "bytepair reads the normalizers Precompiled, Replace and Prepend (alone or "
-                    "in a Sequence)",
+                    "bytepair reads the normalizers Precompiled, Replace, Prepend and Strip "
+                    "(alone or in a Sequence)",
                 )
         return tuple(steps), charsmap
 
@@ -800,6 +837,7 @@ __all__ = [
     "HFPipeline",
     "Prepend",
     "Replace",
+    "Strip",
     "default_pipeline",
     "dumps",
     "known_characters",

@@ -29,7 +29,14 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..formats.hf_regex import from_tokenizers
-from ..formats.hf_unigram import PRECOMPILED, HFPipeline, Prepend, Replace, known_characters
+from ..formats.hf_unigram import (
+    PRECOMPILED,
+    HFPipeline,
+    Prepend,
+    Replace,
+    Strip,
+    known_characters,
+)
 from ..model import SentencePieceModel
 from . import user_regex
 from .bpe import split_special
@@ -97,6 +104,13 @@ def normalize(model: SentencePieceModel, pipeline: HFPipeline, text: str) -> str
             text = _apply_replace(step, text)
         elif isinstance(step, Prepend):
             text = step.prepend + text if text else text
+        elif isinstance(step, Strip):
+            start, end = 0, len(text)
+            while step.left and start < end and text[start] in WHITE_SPACE:
+                start += 1
+            while step.right and end > start and text[end - 1] in WHITE_SPACE:
+                end -= 1
+            text = text[start:end]
         else:
             raise ValueError(f"unknown normalizer step {step!r}")
     return text
