@@ -272,8 +272,12 @@ def test_trained_model_api(trained):
     assert [s for _, s in best] == sorted((s for _, s in best), reverse=True)
     assert tok.encode_sample("hello there", alpha=1000.0, seed=1) == tok.encode("hello there")
     assert tok.id_to_piece(tok.piece_to_id("\u2581the")) == "\u2581the"
-    with pytest.raises(ValueError, match="k must be a positive int"):
-        tok.encode_nbest("x", 0)
+    for k in (0, -1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="k must be a positive int"):
+            tok.encode_nbest("x", k)
+    # k is clamped to 1024 as the README says (a huge k is no OverflowError).
+    assert tok.encode_nbest("hello", 10**30) == tok.encode_nbest("hello", 1024)
+    assert len(tok.encode_nbest("hello there, how are you", 5000)) == 1024
     for alpha in (-1, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="alpha must be a non-negative number"):
             tok.encode_sample("x", alpha=alpha)
