@@ -599,6 +599,10 @@ def test_vocabulary_errors():
     assert "unk_id" in _error(_model_bytes(BASIC, trainer_extra=_int_field(40, 5))).problem
     bad_type = _model_bytes(BASIC) + _bytes_field(1, _bytes_field(1, "z") + _int_field(3, 9))
     assert "piece type 9" in _error(bad_type).problem
+    # sentencepiece refuses these too ("score is NaN or Inf").
+    for score in (float("inf"), float("-inf"), float("nan")):
+        error = _error(_model_bytes(BASIC + [("c", score)]))
+        assert "NaN or Inf" in error.problem and "pieces[5]" in error.where, score
 
 
 def test_model_types():

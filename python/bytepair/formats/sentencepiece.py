@@ -500,8 +500,10 @@ def model_from_proto(proto: ModelProto, source: str) -> SentencePieceModel:
             raise FormatError(source, f"unknown piece type {piece.type}", where)
         if not piece.piece:
             raise FormatError(source, "an empty piece", where)
-        if math.isnan(piece.score):
-            raise FormatError(source, f"the score of {piece.piece!r} is NaN", where)
+        if not math.isfinite(piece.score):  # sentencepiece: "score is NaN or Inf"
+            raise FormatError(
+                source, f"the score of {piece.piece!r} is {piece.score} (NaN or Inf)", where
+            )
         if piece.piece in first_id:
             raise FormatError(
                 source,
