@@ -391,3 +391,12 @@ def test_strip_normalizer_is_read_and_checked():
     first = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first"}
     error = _refused(_document(normalizer=strip, pre_tokenizer=first))
     assert error.where == "normalizer" and "first" in error.problem
+
+
+def test_an_empty_charsmap_is_refused_as_tokenizers_refuses_it():
+    empty = {"type": "Precompiled", "precompiled_charsmap": ""}
+    error = _refused(_document(normalizer=empty))
+    assert error.where == "normalizer.precompiled_charsmap" and "empty" in error.problem
+    nested = {"type": "Sequence", "normalizers": [empty]}
+    error = _refused(_document(normalizer=nested))
+    assert error.where == "normalizer.normalizers[0].precompiled_charsmap"

@@ -321,6 +321,8 @@ def _normalizer_json(model: SentencePieceModel, pipeline: HFPipeline) -> Optiona
     steps = []
     for step in pipeline.normalizers:
         if step == PRECOMPILED:
+            if not model.normalizer.precompiled_charsmap:
+                continue  # no charsmap is the identity; tokenizers refuses an empty one
             charsmap = base64.b64encode(model.normalizer.precompiled_charsmap).decode("ascii")
             steps.append({"type": "Precompiled", "precompiled_charsmap": charsmap})
         elif isinstance(step, Replace):
@@ -719,6 +721,11 @@ class _Reader:
             blob = base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError) as exc:
             raise self.error(f"not base64: {exc}", f"{where}.precompiled_charsmap") from None
+        if not blob:  # a .model file may hold none; tokenizers cannot parse an empty one
+            raise self.error(
+                "an empty charsmap (tokenizers refuses it: Cannot parse precompiled_charsmap)",
+                f"{where}.precompiled_charsmap",
+            )
         check_charsmap(blob, self.source, f"{where}.precompiled_charsmap")
         (trie_size,) = struct.unpack_from("<I", blob, 0)
         try:
