@@ -400,3 +400,15 @@ def test_an_empty_charsmap_is_refused_as_tokenizers_refuses_it():
     nested = {"type": "Sequence", "normalizers": [empty]}
     error = _refused(_document(normalizer=nested))
     assert error.where == "normalizer.normalizers[0].precompiled_charsmap"
+
+
+def test_a_lone_surrogate_names_the_vocabulary_entry_or_added_token():
+    document = _document()
+    document["model"]["vocab"].append(["x\ud800", -4.0])
+    error = _refused(document)
+    assert error.where == "model.vocab[4]" and "U+D800 at character 1" in error.problem
+    document = _document(added_tokens=[{"id": 0, "content": "<unk>\udfff", "special": True}])
+    document["model"]["vocab"][0][0] = "<unk>\udfff"
+    assert _refused(document).where == "model.vocab[0]"
+    document = _document(added_tokens=[{"id": 0, "content": "\udfff", "special": True}])
+    assert _refused(document).where == "added_tokens[0].content"

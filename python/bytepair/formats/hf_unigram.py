@@ -353,6 +353,7 @@ def _metaspace_json(model: SentencePieceModel, pipeline: HFPipeline) -> dict:
 
 
 _VOCAB_PLACEHOLDER = "\u0000vocab\u0000"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dumps(model: SentencePieceModel, pipeline: Optional[HFPipeline] = None) -> str:
@@ -466,6 +467,16 @@ class _Reader:
 
     def unsupported(self, where: str, value: object, why: str) -> FormatError:
         return self.error(f"{_show(value)} is not supported: {why}", where)
+
+    def no_surrogate(self, text: str, where: str) -> None:
+        """A lone surrogate (a ``\\ud800`` escape) is no text tokenizers reads."""
+        found = _SURROGATE.search(text)
+        if found is not None:
+            raise self.error(
+                f"{text!r} holds the lone surrogate U+{ord(found.group()):04X} at character "
+                f"{found.start()}, which is not Unicode text (tokenizers refuses it too)",
+                where,
+            )
 
     def obj(self, value: object, where: str) -> dict:
         if not isinstance(value, dict):
@@ -601,6 +612,7 @@ class _Reader:
                 ) from None
             if not piece:
                 raise self.error("an empty piece", where)
+            self.no_surrogate(piece, where)
             if math.isnan(score) or math.isinf(score):
                 raise self.error(f"the score of {piece!r} is not a finite number", where)
             if piece in first_id:
@@ -642,6 +654,7 @@ class _Reader:
                 raise self.error(
                     f"expected non-empty text, got {_show(content)}", f"{where}.content"
                 )
+            self.no_surrogate(content, f"{where}.content")
             if not 0 <= token_id < len(pieces) or pieces[token_id] != content:
                 raise self.error(
                     f"added token {content!r} is not the vocabulary entry of id {token_id}",
