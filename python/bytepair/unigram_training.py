@@ -100,6 +100,8 @@ def train_unigram(
     add_texts(counter, texts, progress)
 
     bar = progress_bar(progress, desc="unigram EM", unit=" steps")
+    if bar is not None:  # until the first report: seeding can take a while on a big corpus
+        bar.set_postfix(stage="seeding")
 
     def report(stage: str, table_size: int) -> None:
         bar.set_postfix(stage=stage, pieces=table_size, refresh=False)

@@ -1346,6 +1346,7 @@ fn train_unigram(
             Stage::Seeded { table_size } => ("seeded", table_size),
             Stage::Em { table_size, .. } => ("em", table_size),
             Stage::Pruned { table_size, .. } => ("pruned", table_size),
+            Stage::Working => return true, // only the Ctrl-C check above
         };
         let Some(callback) = &progress else {
             return true;

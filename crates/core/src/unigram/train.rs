@@ -98,6 +98,8 @@ pub enum Stage {
     },
     /// A pruning is done.
     Pruned { round: usize, table_size: usize },
+    /// A part of a long step is done: nothing to show, a chance to stop.
+    Working,
 }
 
 /// What the trainer reports while it works; returning false stops it with
@@ -296,7 +298,7 @@ pub fn train(
         let size_at_start = trainer.table.live.len();
         let mut objectives = Vec::new();
         for iteration in 0..config.num_sub_iterations {
-            let (expected, objective) = trainer.e_step();
+            let (expected, objective) = trainer.e_step(progress).ok_or(Error::Interrupted)?;
             trainer.m_step(&expected);
             objectives.push(objective);
             let stage = Stage::Em {
@@ -319,7 +321,9 @@ pub fn train(
             });
             break;
         }
-        trainer.prune(desired, config.shrinking_factor);
+        trainer
+            .prune(desired, config.shrinking_factor, progress)
+            .ok_or(Error::Interrupted)?;
         let table_size = trainer.table.live.len();
         rounds.push(Round {
             size_at_start,
@@ -649,13 +653,18 @@ impl Trainer {
 
     /// Expected count of every piece (by id) and the objective: for each
     /// word in order, each node in order, expected += count x marginal.
-    fn e_step(&self) -> (Vec<f64>, f64) {
+    /// The expected piece counts and the objective; None when `progress`
+    /// asks to stop (it is asked between waves of blocks).
+    fn e_step(&self, progress: &mut dyn Progress) -> Option<(Vec<f64>, f64)> {
         let mut expected = vec![0.0; self.table.score.len()];
         let mut objective = 0.0;
         let blocks = self.blocks();
         // A few blocks per thread at a time bounds the buffered marginals.
         let wave = 4 * rayon::current_num_threads();
         for group in blocks.chunks(wave) {
+            if !progress.report(Stage::Working) {
+                return None;
+            }
             let results: Vec<(Vec<f64>, Vec<f64>)> = group
                 .par_iter()
                 .map_init(Scratch::default, |scratch, block| {
@@ -689,7 +698,7 @@ impl Trainer {
                 }
             }
         }
-        (expected, objective)
+        Some((expected, objective))
     }
 
     /// score(p) = ψ(v_p) - ψ(total); characters keep v = max(v, 0.5), other
@@ -745,7 +754,9 @@ impl Trainer {
 
     /// Shrinks the table to max(desired, floor(factor x size)) pieces at
     /// most: characters stay, then candidates by (loss desc, piece asc).
-    fn prune(&mut self, desired: usize, factor: f64) {
+    /// Removes the pieces that cost least likelihood; None when `progress`
+    /// asks to stop (it is asked between waves of the Viterbi pass).
+    fn prune(&mut self, desired: usize, factor: f64, progress: &mut dyn Progress) -> Option<()> {
         // 1. Each multi-character piece: None if its own best segmentation
         // is not itself (removable), else its best split without itself.
         let multi: Vec<u32> = self
@@ -773,29 +784,34 @@ impl Trainer {
             .collect();
 
         // 2. Viterbi over all words: freq[q] += count for each node of each path.
-        let paths: Vec<Vec<(u32, u64)>> = self
-            .blocks()
-            .par_iter()
-            .map_init(
-                || (Scratch::default(), Vec::new()),
-                |(scratch, path), block| {
-                    let mut uses = Vec::new();
-                    for &w in &self.words[block.clone()] {
-                        lattice::viterbi(self.nodes.view(w), scratch, path);
-                        uses.extend(
-                            path.iter()
-                                .map(|&k| self.nodes.pieces[k as usize])
-                                .filter(|&q| q != UNK)
-                                .map(|q| (q, w.count)),
-                        );
-                    }
-                    uses
-                },
-            )
-            .collect();
         let mut freq = vec![0u64; self.table.score.len()];
-        for (q, count) in paths.into_iter().flatten() {
-            freq[q as usize] += count;
+        let wave = 4 * rayon::current_num_threads();
+        for group in self.blocks().chunks(wave) {
+            if !progress.report(Stage::Working) {
+                return None;
+            }
+            let paths: Vec<Vec<(u32, u64)>> = group
+                .par_iter()
+                .map_init(
+                    || (Scratch::default(), Vec::new()),
+                    |(scratch, path), block| {
+                        let mut uses = Vec::new();
+                        for &w in &self.words[block.clone()] {
+                            lattice::viterbi(self.nodes.view(w), scratch, path);
+                            uses.extend(
+                                path.iter()
+                                    .map(|&k| self.nodes.pieces[k as usize])
+                                    .filter(|&q| q != UNK)
+                                    .map(|q| (q, w.count)),
+                            );
+                        }
+                        uses
+                    },
+                )
+                .collect();
+            for (q, count) in paths.into_iter().flatten() {
+                freq[q as usize] += count;
+            }
         }
         let vsum: u64 = self.words.iter().map(|w| w.count).sum();
         let mut total = 0.0;
@@ -844,6 +860,7 @@ impl Trainer {
         self.table.keep(kept);
         let unk_score = self.table.unk_score();
         self.nodes.refresh(&self.table, unk_score);
+        Some(())
     }
 
     /// All characters plus the best multi-character pieces up to n_normal,
@@ -1048,6 +1065,12 @@ mod tests {
             .filter(|s| matches!(s, Stage::Pruned { .. }))
             .count();
         assert!(matches!(stages[0], Stage::Seeded { .. }));
+        // Within each EM step and pruning too, so that Ctrl-C need not wait for one.
+        let working = stages
+            .iter()
+            .filter(|s| matches!(s, Stage::Working))
+            .count();
+        assert!(working >= ems + prunes, "{working} working reports");
         assert_eq!(ems, 2 * t.rounds.len());
         assert_eq!(prunes, t.rounds.len() - 1);
         for stop_at in 0..stages.len() {
