@@ -570,6 +570,26 @@ def test_a_model_file_is_saved_with_transformers_normalizers(shared_data, tmp_pa
         assert ids == sp.encode(text), text
 
 
+@pytest.mark.parametrize("name", ["tokenizer.model.v3", "spiece.bin", "sp"])
+def test_a_model_file_under_another_name_is_known_by_its_content(
+    shared_data, trained, tmp_path, name
+):
+    source = shared_data / "models" / "sentencepiece" / "sp_test_model.model"
+    path = tmp_path / name
+    path.write_bytes(source.read_bytes())
+    tok = bytepair.load(path)
+    assert tok.flavor == "sentencepiece"
+    text = "Hello world, this is a test."
+    assert tok.encode_ordinary(text) == _processor(source).encode(text)
+    # A tokenizer.json under such a name is still read as JSON (even after blank lines).
+    trained[False].save(tmp_path / "tokenizer.json")
+    json_path = tmp_path / f"json-{name}"
+    json_path.write_text(
+        "\n\n" + (tmp_path / "tokenizer.json").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    assert bytepair.load(json_path).encode_ordinary(text) == trained[False].encode_ordinary(text)
+
+
 def _with_corrupt_charsmap(data: bytes, charsmap: bytes) -> bytes:
     """``data`` with the charsmap's root unit pointing far beyond its trie."""
     at = data.find(charsmap)

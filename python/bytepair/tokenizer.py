@@ -465,19 +465,51 @@ def _rebuild(model: BPEModel, training: Optional[TrainingReport]) -> Tokenizer:
     return Tokenizer(model, training=training)
 
 
+def _sniff(path: Path) -> Optional[str]:
+    """What a file holds, for :func:`load`: "sentencepiece" (a ``.model``
+    file, or a serialized ModelProto under another name such as
+    ``tokenizer.model.v3`` or ``spiece.bin``: it starts with field 1, the
+    pieces, as bytes 0x0A), "tiktoken" (lines of base64, a space and a rank,
+    under a name other than ``.json``), or None (JSON, by the loader's rules)."""
+    if path.suffix == ".model":
+        return "sentencepiece"
+    if path.suffix in (".json", ".tiktoken"):
+        return None
+    with open(path, "rb") as file:
+        head = file.read(256)
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        return None
+    if head[:1] == b"\x0a":
+        return "sentencepiece"
+    if re.match(rb"[A-Za-z0-9+/]+=* [0-9]+\r?\n", head):
+        return "tiktoken"
+    return None
+
+
 def load(path: Union[str, os.PathLike]):
     """Loads a tokenizer: a ``tokenizer.json`` file (byte-level BPE, or
     Unigram: a :class:`SentencePieceTokenizer` with tokenizers' ids), a
     SentencePiece ``.model`` file (a :class:`SentencePieceTokenizer` with
     sentencepiece's ids), a ``.tiktoken`` file, or a directory holding
-    ``tokenizer.json`` or GPT-2's ``vocab.json`` + ``merges.txt``."""
+    ``tokenizer.json`` or GPT-2's ``vocab.json`` + ``merges.txt``. A file
+    named otherwise (``tokenizer.model.v3``, ``spiece.bin``) is known by its
+    content (see :func:`_sniff`)."""
     from .formats import hf_unigram, load_model
     from .formats import sentencepiece as sentencepiece_format
     from .formats.huggingface import UnigramFile
     from .sentencepiece_tokenizer import SentencePieceTokenizer, from_tokenizers_file
 
     path = Path(path)
-    if path.is_file() and path.suffix == ".model":
+    kind = _sniff(path) if path.is_file() else None
+    if kind == "tiktoken":
+        from .formats.tiktoken import load_model as load_tiktoken_model
+
+        model = load_tiktoken_model(path)
+        try:
+            return Tokenizer(model)
+        except ValueError as e:
+            raise FormatError(path, str(e)) from None
+    if kind == "sentencepiece":
         proto = sentencepiece_format.load_proto(path)
         model = sentencepiece_format.model_from_proto(proto, str(path))
         unk_surface = sentencepiece_format.unk_surface(proto)
