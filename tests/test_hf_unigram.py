@@ -412,3 +412,16 @@ def test_a_lone_surrogate_names_the_vocabulary_entry_or_added_token():
     assert _refused(document).where == "model.vocab[0]"
     document = _document(added_tokens=[{"id": 0, "content": "\udfff", "special": True}])
     assert _refused(document).where == "added_tokens[0].content"
+
+
+def test_unknown_decoders_and_post_processors_are_refused_as_tokenizers_refuses_them():
+    nonsense = {"type": "Nonsense"}
+    written = json.loads(fmt.dumps(*fmt.loads(json.dumps(_document()), "ok.json")))
+    for key in ("decoder", "post_processor"):
+        with pytest.raises(Exception, match="did not match any variant"):
+            tokenizers.Tokenizer.from_str(json.dumps({**written, key: nonsense}))
+        assert _refused(_document(**{key: nonsense})).where == f"{key}.type"
+    nested = {"type": "Sequence", "decoders": [{"type": "Fuse"}, nonsense]}
+    assert _refused(_document(decoder=nested)).where == "decoder.decoders[1].type"
+    fine = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}
+    fmt.loads(json.dumps(_document(decoder=fine)), "ok.json")

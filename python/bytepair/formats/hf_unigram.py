@@ -353,6 +353,13 @@ def _metaspace_json(model: SentencePieceModel, pipeline: HFPipeline) -> dict:
 
 
 _VOCAB_PLACEHOLDER = "\u0000vocab\u0000"
+# The decoders and post-processors of tokenizers (0.2x); a file naming another is refused there.
+_DECODERS = frozenset(
+    "BPEDecoder ByteLevel WordPiece Metaspace CTC Sequence Replace Fuse Strip ByteFallback".split()
+)
+_POST_PROCESSORS = frozenset(
+    "RobertaProcessing BertProcessing ByteLevel TemplateProcessing Sequence".split()
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -468,6 +475,23 @@ class _Reader:
     def unsupported(self, where: str, value: object, why: str) -> FormatError:
         return self.error(f"{_show(value)} is not supported: {why}", where)
 
+    def component(self, value: object, key: str) -> None:
+        """A decoder or post-processor tokenizers knows (it refuses the file otherwise)."""
+        step = self.obj(value, key)
+        kind = step.get("type")
+        known = _DECODERS if key.startswith("decoder") else _POST_PROCESSORS
+        if kind not in known:
+            raise self.unsupported(
+                f"{key}.type", kind, f"tokenizers has no such {key.split('.')[0]}"
+            )
+        if kind == "Sequence":
+            inner_key = "decoders" if key.startswith("decoder") else "processors"
+            inner = step.get(inner_key)
+            if not isinstance(inner, list):
+                raise self.error(f"expected a list, got {_show(inner)}", f"{key}.{inner_key}")
+            for index, item in enumerate(inner):
+                self.component(item, f"{key}.{inner_key}[{index}]")
+
     def no_surrogate(self, text: str, where: str) -> None:
         """A lone surrogate (a ``\\ud800`` escape) is no text tokenizers reads."""
         found = _SURROGATE.search(text)
@@ -514,7 +538,7 @@ class _Reader:
         decoder = document.get("decoder")
         for key, value in (("post_processor", post_processor), ("decoder", decoder)):
             if value is not None:
-                self.obj(value, key)
+                self.component(value, key)
 
         kinds = []
         special_ids = {token.id: token.special for token in added}
