@@ -241,6 +241,17 @@ def test_text_spelling_out_pieces_that_are_not_normal_gives_our_ids_in_tokenizer
         assert again.encode(text, allowed_special="all") == ours, text
 
 
+def test_unk_decodes_differently_in_the_exported_file_as_the_readme_says(trained, tmp_path):
+    tok = trained[False]
+    path = tmp_path / "tokenizer.json"
+    tok.save(path)
+    peer = tokenizers.Tokenizer.from_file(str(path))
+    ids = tok.encode_ordinary("a \u2603 b")
+    assert tok.model.unk_id in ids
+    assert tok.decode(ids) == "a \u2047 b"  # sentencepiece's surface
+    assert peer.decode(ids, skip_special_tokens=False) == "a <unk> b"  # the piece's text
+
+
 def test_a_file_whose_other_pieces_score_otherwise_follows_tokenizers(trained, tmp_path):
     tok = trained[False]
     path = tmp_path / "tokenizer.json"
