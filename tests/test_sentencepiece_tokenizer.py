@@ -286,9 +286,12 @@ def test_trained_model_api(trained):
     for k in (0, -1, 1.5, True, "3"):
         with pytest.raises(ValueError, match="k must be a positive int"):
             tok.encode_nbest("x", k)
-    # k is clamped to 1024 as the README says (a huge k is no OverflowError).
-    assert tok.encode_nbest("hello", 10**30) == tok.encode_nbest("hello", 1024)
-    assert len(tok.encode_nbest("hello there, how are you", 5000)) == 1024
+    # k is at most 512, SentencePiece's bound, which it refuses to pass too (a
+    # huge k is this ValueError, no OverflowError).
+    assert len(tok.encode_nbest("hello there, how are you", 512)) == 512
+    for k in (513, 5000, 10**30):
+        with pytest.raises(ValueError, match=f"k must be at most 512 .*got {k}"):
+            tok.encode_nbest("hello", k)
     for alpha in (-1, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="alpha must be a non-negative number"):
             tok.encode_sample("x", alpha=alpha)

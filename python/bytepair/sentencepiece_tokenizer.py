@@ -39,7 +39,7 @@ from .tokenizer import (
 
 FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
 METASPACE = "\u2581"
-MAX_NBEST = 1024  # encode_nbest's k is clamped to this (SentencePiece's limit)
+MAX_NBEST = 512  # encode_nbest's largest k: SentencePiece's kMaxNBestSize, which it enforces
 UNK_SURFACE = "\u2047"  # what <unk> decodes to in a bytepair-trained model
 # Texts on which tokenizers' reading of a converted .model often differs from sentencepiece.
 _CONVERSION_PROBES = ("a\n", "\u2581", "<unk>", " ", "a  b ", "x\u3000 y", "e\u0301", "\ufb01")
@@ -263,13 +263,15 @@ class SentencePieceTokenizer:
         disallowed_special: SpecialSet = "all",
     ) -> list[tuple[list[int], float]]:
         """The ``k`` most probable segmentations with their log-probability
-        (sum of piece scores), best first; ``k`` is clamped to
-        :data:`MAX_NBEST` (1024, as SentencePiece's)."""
+        (sum of piece scores), best first; ``k`` at most :data:`MAX_NBEST`
+        (512: SentencePiece refuses a larger n-best size too)."""
         core = self._unigram_core("encode_nbest")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
+        if k > MAX_NBEST:
+            raise ValueError(f"k must be at most {MAX_NBEST} (as in SentencePiece), got {k}")
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
-        return _on_text(core.nbest, text, allowed, disallowed, min(k, MAX_NBEST))
+        return _on_text(core.nbest, text, allowed, disallowed, k)
 
     def encode_sample(
         self,

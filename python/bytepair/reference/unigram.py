@@ -601,8 +601,8 @@ def _tie_key(path: list[Node]) -> tuple[int, ...]:
     return tuple(-node.length for node in reversed(path))
 
 
-# SentencePiece's bound on n-best (and the core's).
-MAX_NBEST = 1024
+# SentencePiece's bound on n-best (kMaxNBestSize; it refuses more), and the core's.
+MAX_NBEST = 512
 
 
 def nbest(
@@ -616,10 +616,11 @@ def nbest(
 
     Readable, not fast: every segmentation is listed and sorted by (total
     desc, Viterbi's tie order). With exact sums the first one is the Viterbi
-    path. ``k`` is clamped to :data:`MAX_NBEST`, as SentencePiece does.
+    path. ``k`` is at most :data:`MAX_NBEST`, as SentencePiece's n-best size.
     """
     _check_int("k", k, 0)
-    k = min(k, MAX_NBEST)
+    if k > MAX_NBEST:
+        raise ValueError(f"k must be at most {MAX_NBEST} (as in SentencePiece), got {k}")
     begin_nodes = lattice(word, scores, max_piece_length, unk_score)
     paths = sorted(_all_paths(begin_nodes), key=lambda p: (-_path_total(p), _tie_key(p)))
     return [([(v.piece, v.is_unk) for v in path], _path_total(path)) for path in paths[:k]]

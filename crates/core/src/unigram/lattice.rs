@@ -262,9 +262,10 @@ pub(crate) fn sample(
     path.reverse();
 }
 
-/// At most this many segmentations come out of an n-best search (a larger
-/// `k` is clamped, as SentencePiece clamps its n-best size to 1024).
-pub const MAX_NBEST: usize = 1024;
+/// At most this many segmentations come out of an n-best search:
+/// SentencePiece's `kMaxNBestSize`. It refuses a larger n-best size, as
+/// bytepair's Python API does; the core clamps one.
+pub const MAX_NBEST: usize = 512;
 
 /// An n-best search entry: a path suffix from `pos` to the end, the sum `g`
 /// of its scores and `g_abs` of their magnitudes, and `key`: the exact total
