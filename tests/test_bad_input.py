@@ -251,3 +251,42 @@ def test_normalizer_chain_that_multiplies_the_text_is_an_error(shared_data, tmp_
     assert tok.encode_ordinary("Hi") == tok.encode_ordinary("Hi")  # no l: nothing grows
     with pytest.raises(ValueError, match=r"normalizer step \d+ \(Replace\) would make the text"):
         tok.encode_ordinary("Hello")
+
+
+def test_a_model_built_by_hand_is_checked_field_by_field():
+    """The core's argument conversion would fail first, naming nothing."""
+    from bytepair.pretokenizers import resolve
+
+    tokens = tuple(bytes([b]) for b in range(256))
+    pre = resolve("gpt2")
+    cases = [
+        (
+            bytepair.BPEModel(tokens + (b"<\xff>",), (), {"<\ud800>": 256}, pre),
+            ValueError,
+            r"special token '<\\ud800>' contains the lone surrogate",
+        ),
+        (
+            bytepair.BPEModel(tokens, ((97, 2**32),), {}, pre),
+            ValueError,
+            r"merge rank 0 is \(97, 4294967296\), not a pair of token ids",
+        ),
+        (bytepair.BPEModel(tokens, ((97,),), {}, pre), ValueError, "merge rank 0 is"),
+        (
+            bytepair.BPEModel(tokens + ("x",), None, {}, pre),
+            TypeError,
+            r"tokens\[256\] is str, not bytes",
+        ),
+        (
+            bytepair.BPEModel(tokens + (b"<s>",), (), {"<s>": -1}, pre),
+            ValueError,
+            "special token '<s>' has the id -1, not a token id",
+        ),
+        (
+            bytepair.BPEModel(tokens + (b"<s>",), (), {"<s>": "256"}, pre),
+            TypeError,
+            "special token '<s>' has the id '256', not an int",
+        ),
+    ]
+    for model, error, message in cases:
+        with pytest.raises(error, match=message):
+            bytepair.Tokenizer(model)

@@ -56,7 +56,11 @@ def _batch_surrogate_error(error: UnicodeEncodeError, texts: list[str]) -> Value
 def _checked_ids(ids: Iterable[object], n_vocab: int) -> list[int]:
     """``ids`` as a list of ints (anything ``operator.index`` takes, as the
     core does), or a ValueError naming the first bad id and its position."""
-    if not isinstance(ids, Iterable):
+    if not isinstance(ids, Iterable) or isinstance(
+        ids, (bytes, bytearray, str, dict, set, frozenset)
+    ):
+        # bytes would pass as its byte values (text given by mistake), a set or a
+        # dict's keys in an order that means nothing.
         raise TypeError(f"ids must be an iterable of ints, not {type(ids).__name__}")
     checked = []
     for position, token in enumerate(ids):
@@ -71,6 +75,34 @@ def _checked_ids(ids: Iterable[object], n_vocab: int) -> list[int]:
             )
         checked.append(value)
     return checked
+
+
+_ID_LIMIT = 1 << 32  # the core's ids are u32
+
+
+def _check_model_fields(model: BPEModel) -> None:
+    """The types and ranges the core's arguments need, checked first so that a
+    model built by hand gets an error naming the field and index (the core then
+    checks what the values mean: merges that make no token, ids out of place)."""
+    for i, token in enumerate(model.tokens):
+        if token is not None and not isinstance(token, (bytes, bytearray)):
+            raise TypeError(f"tokens[{i}] is {type(token).__name__}, not bytes (or None)")
+    for rank, pair in enumerate(model.merges or ()):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < _ID_LIMIT for i in pair
+        ):
+            raise ValueError(f"merge rank {rank} is {pair!r}, not a pair of token ids")
+    for text, token_id in model.special_tokens.items():
+        if not isinstance(text, str):
+            raise TypeError(f"special token {text!r} is {type(text).__name__}, not str")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise _reject_surrogates(e, f"special token {text!r}") from None
+        if isinstance(token_id, bool) or not isinstance(token_id, int):
+            raise TypeError(f"special token {text!r} has the id {token_id!r}, not an int")
+        if not 0 <= token_id < _ID_LIMIT:
+            raise ValueError(f"special token {text!r} has the id {token_id}, not a token id")
 
 
 def _dropout(p: object, seed: object) -> Optional[tuple[float, int]]:
@@ -183,6 +215,7 @@ class Tokenizer:
 
     def __init__(self, model: BPEModel, *, training: Optional[TrainingReport] = None) -> None:
         pretokenizer = model.pretokenizer
+        _check_model_fields(model)
         self._core = _native.CoreBPE(
             list(model.tokens),
             None if model.merges is None else list(model.merges),
