@@ -478,8 +478,32 @@ def test_convert_refuses_a_merge_list_tiktoken_cannot_reproduce(tmp_path, capsys
     assert "bytepair: warning:" in captured.err and "b'abc'" in captured.err
     assert out.exists()
 
-    code = run("convert", source, tmp_path / "x.json", "--to", "huggingface", "--allow-inexact")
-    assert_user_error(capsys, code, "--allow-inexact")
+
+def test_convert_refuses_to_drop_what_the_input_file_holds(tmp_path, capsys):
+    """A post-processor that adds tokens (tokenizers' default encode) and a
+    special's single_word are not kept by bytepair, so the converted file
+    would give other ids: an error unless --allow-inexact."""
+    tok = bytepair.train(["hello world, hello there"] * 5, 270, special_tokens=["<s>"])
+    source = tmp_path / "in.json"
+    tok.save(source)
+    document = json.loads(source.read_text(encoding="utf-8"))
+    document["post_processor"] = {
+        "type": "TemplateProcessing",
+        "single": [
+            {"SpecialToken": {"id": "<s>", "type_id": 0}},
+            {"Sequence": {"id": "A", "type_id": 0}},
+        ],
+        "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {"<s>": {"id": "<s>", "ids": [0], "tokens": ["<s>"]}},
+    }
+    source.write_text(json.dumps(document), encoding="utf-8")
+    out = tmp_path / "out.json"
+    for to, target in (("huggingface", out), ("tiktoken", tmp_path / "out.tiktoken")):
+        code = run("convert", source, target, "--to", to)
+        assert_user_error(capsys, code, "post_processor", "--allow-inexact")
+        assert not target.exists()
+    assert run("convert", source, out, "--to", "huggingface", "--allow-inexact") == 0
+    assert "bytepair: warning: " in capsys.readouterr().err and out.exists()
 
 
 # ---- analyze ----

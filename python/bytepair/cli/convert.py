@@ -47,14 +47,25 @@ def _convert_targets(output: str, to: str) -> tuple[Path, list[Path]]:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    if args.allow_inexact and args.to != "tiktoken":
-        raise CommandError("--allow-inexact only applies to --to tiktoken")
     save_path, targets = _convert_targets(args.output, args.to)
     existing = [str(t) for t in targets if t.exists()]
     if existing and not args.force:
         verb = "exists" if len(existing) == 1 else "exist"
         raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
-    tokenizer = _load(args.input)
+    # A warning while loading names something in IN that bytepair does not
+    # keep (a post-processor's tokens, single_word, a denormalizer): OUT would
+    # not have it either, so its readers would give other ids than IN's.
+    with warnings.catch_warnings(record=True) as dropped:
+        warnings.simplefilter("always")
+        tokenizer = _load(args.input)
+    lost = [str(w.message) for w in dropped]
+    if lost and not args.allow_inexact:
+        raise CommandError(
+            f"{args.input} holds what {args.to} output would lose, so its readers would give "
+            "other ids: " + "; ".join(lost) + ". Pass --allow-inexact to write it anyway"
+        )
+    for message in lost:
+        print(f"{PROG}: warning: {message}", file=sys.stderr)
     if not isinstance(tokenizer, Tokenizer):
         algorithm = tokenizer.model.algorithm
         if algorithm != "unigram":

@@ -526,8 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
     convert_cmd.add_argument(
         "--allow-inexact",
         action="store_true",
-        help="tiktoken: write even when tiktoken's rule would give other ids than the "
-        "merge list (with a warning naming the tokens)",
+        help="write even when OUT's readers would give other ids than IN's (with a warning "
+        "naming what differs): IN holds something bytepair drops (a post-processor adding "
+        "tokens, single_word), or, for tiktoken, its rule gives other ids than the merge list",
     )
     convert_cmd.set_defaults(run=cmd_convert)
 
