@@ -57,3 +57,28 @@ def test_gpt2_layout_round_trips(tmp_path):
     tok.save(tmp_path / "gpt2", format="gpt2")
     assert sorted(p.name for p in (tmp_path / "gpt2").iterdir()) == ["merges.txt", "vocab.json"]
     assert bytepair.load(tmp_path / "gpt2").model == tok.model
+
+
+def test_stripping_specials_cut_text_as_tokenizers_does(tmp_path):
+    """lstrip / rstrip specials, some of them whitespace or starting with it: a
+    special inside whitespace another one strips is still cut out, as
+    tokenizers finds the specials in the text as given before stripping."""
+    import json
+    import random
+
+    specials = ["<|endoftext|>", "<m>", " <x>", "<y>", "\n", "ab", "<m><y>"]
+    strips = {"<|endoftext|>": (1, 1), "<m>": (0, 1), " <x>": (1, 0), "<y>": (1, 1), "ab": (1, 1)}
+    tok = bytepair.train(["ab ba <x> aab\nx y"] * 20, 300, special_tokens=specials, progress=False)
+    path = tmp_path / "strip.json"
+    tok.save(path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    for entry in document["added_tokens"]:
+        entry["lstrip"], entry["rstrip"] = map(bool, strips.get(entry["content"], (0, 0)))
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = bytepair.load(path), tokenizers.Tokenizer.from_file(str(path))
+    parts = ["<m>", " <x>", "<x>", "<y>", "\n", "ab", "a", "b", "<m><y>", " ", "  ", "\t", "é"]
+    rng = random.Random(5)
+    for _ in range(2000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 8)))
+        want = theirs.encode(text, add_special_tokens=False).ids
+        assert ours.encode(text, allowed_special="all") == want, repr(text)

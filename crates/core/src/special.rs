@@ -150,20 +150,26 @@ impl SpecialTokens {
                 }
             }
         };
+        // As tokenizers' added vocabulary does: the specials are found in the
+        // text as given, and only then widened over the whitespace they strip.
+        // A special inside whitespace another one stripped is still emitted
+        // (the whitespace is dropped, the special is not), and text is
+        // emitted only from where the last special ended.
         let mut last = 0;
-        while let Some(found) = matcher.find(aho_corasick::Input::new(text).span(last..text.len()))
-        {
+        for found in matcher.find_iter(text) {
             let index = indices[found.pattern().as_usize()];
             let strip = self.strip[index];
             let mut start = found.start();
             if strip.left {
-                start = text[last..start].trim_end().len() + last;
+                start = text[..start].trim_end().len().max(last);
             }
             let mut end = found.end();
             if strip.right {
                 end = text.len() - text[end..].trim_start().len();
             }
-            emit_text(&text[last..start], &mut segment)?;
+            if last < start {
+                emit_text(&text[last..start], &mut segment)?;
+            }
             segment(Segment::Special(self.tokens[index].1))?;
             last = end;
         }
@@ -233,6 +239,42 @@ mod tests {
             out,
             ["Text(\"a\")", "Special(7)", "Text(\" b\")"].map(String::from)
         );
+    }
+
+    #[test]
+    fn a_special_inside_whitespace_another_strips_is_kept() {
+        // tokenizers finds "\n" in the text as given, though <m> swallows it.
+        let s = SpecialTokens::new(vec![
+            ("<m>".into(), 7),
+            ("\n".into(), 8),
+            (" <x>".into(), 9),
+        ])
+        .unwrap()
+        .with_strip(vec![
+            Strip {
+                left: false,
+                right: true,
+            },
+            Strip::default(),
+            Strip::default(),
+        ])
+        .unwrap();
+        for (text, want) in [
+            (
+                "a<m>\n\nb",
+                "Text(\"a\") Special(7) Special(8) Special(8) Text(\"b\")",
+            ),
+            ("<m> <x>", "Special(7) Special(9)"),
+            ("<m>  c", "Special(7) Text(\"c\")"),
+        ] {
+            let mut out = Vec::new();
+            s.split(text, Selection::All, |seg| {
+                out.push(format!("{seg:?}"));
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(out.join(" "), want, "{text:?}");
+        }
     }
 
     #[test]
