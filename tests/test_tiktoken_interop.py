@@ -842,3 +842,44 @@ def test_tiktoken_model_exports_its_own_ranks(tiktoken_dir):
     assert enc._special_tokens == dict(ENCODINGS["cl100k_base"].special_tokens)
     assert enc._pat_str == resolve("cl100k").pattern
     assert enc.n_vocab == tok.n_vocab == 100277
+
+
+def test_a_foreign_pat_str_warns_that_tiktoken_drops_unmatched_text(tiktoken_dir, tmp_path):
+    """tiktoken drops the text its pat_str does not match; bytepair keeps every
+    byte. A sidecar with a foreign pat_str loads with a warning saying so; the
+    form tiktoken_pattern writes (gaps matched) is read back silently, exactly."""
+    from bytepair.formats.tiktoken import tiktoken_pattern
+
+    ranks = tiktoken_dir / "r50k_base.tiktoken"
+    path = tmp_path / "my.tiktoken"
+    path.write_bytes(ranks.read_bytes())
+    pattern = r"\w+|[^\w\s]+"
+    specials = {"<|endoftext|>": 50256}
+    mergeable = load_tiktoken_bpe(str(ranks))
+
+    def sidecar(pat_str: str) -> None:
+        document = {"format": "bytepair-tiktoken", "version": 1, "name": "my"}
+        document |= {"pat_str": pat_str, "special_tokens": specials}
+        (tmp_path / "my.tiktoken.json").write_text(json.dumps(document), encoding="utf-8")
+
+    sidecar(pattern)
+    with pytest.warns(UserWarning, match="tiktoken drops the text its pat_str"):
+        ours = bytepair.load(path)
+    theirs = tiktoken.Encoding(
+        "my", pat_str=pattern, mergeable_ranks=mergeable, special_tokens=specials
+    )
+    assert ours.encode("hello,world") == theirs.encode("hello,world")  # matched completely
+    assert ours.encode("hello world") != theirs.encode("hello world")  # the space is dropped there
+
+    wrapped, problem = tiktoken_pattern(Pretokenizer("regex", pattern))
+    assert problem is None
+    sidecar(wrapped)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = bytepair.load(path)
+    assert ours.model.pretokenizer == Pretokenizer("regex", pattern)
+    theirs = tiktoken.Encoding(
+        "my", pat_str=wrapped, mergeable_ranks=mergeable, special_tokens=specials
+    )
+    for text in ("hello world", "  a\tb\n\n c!! ", "naïve 👍🏽 x"):
+        assert ours.encode(text) == theirs.encode(text)

@@ -96,6 +96,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Union
@@ -299,6 +300,14 @@ def _sidecar_pretokenizer(path: Path, document: dict) -> Pretokenizer:
                 return Pretokenizer(name, pattern)
         if pat_str == WHOLE_TEXT_PATTERN:
             return Pretokenizer("none", None)
+        unwrapped = _unwrapped(pat_str)
+        if unwrapped is not None:  # tiktoken_pattern's form: it keeps the gaps, as bytepair
+            return Pretokenizer("regex", unwrapped)
+        warn(
+            f"{path}: tiktoken drops the text its pat_str {pat_str!r} does not match, and "
+            "bytepair encodes that text as pieces of its own: the ids agree only on texts "
+            "the pattern matches completely"
+        )
         return Pretokenizer("regex", pat_str)
     if not isinstance(spec, dict) or not isinstance(spec.get("kind"), str):
         raise FormatError(path, "'pretokenizer' must be {'kind': ..., 'pattern': ...}")
@@ -609,6 +618,20 @@ def _min_width(pattern: str) -> Optional[int]:
         return None
 
 
+def _wrapped(pattern: str) -> str:
+    """``pattern`` with its gaps matched too: tiktoken drops what its pattern
+    does not match, bytepair keeps it as pieces."""
+    return f"(?:{pattern})|(?:(?!(?:{pattern}))[\\s\\S])+"
+
+
+def _unwrapped(pat_str: str) -> Optional[str]:
+    """The pattern :func:`_wrapped` made ``pat_str`` from, if it did."""
+    found = re.fullmatch(r"\(\?:(.*)\)\|\(\?:\(\?!\(\?:(.*)\)\)\[\\s\\S\]\)\+", pat_str, re.S)
+    if found is None or found.group(1) != found.group(2) or _wrapped(found.group(1)) != pat_str:
+        return None
+    return found.group(1)
+
+
 def tiktoken_pattern(pretokenizer: Pretokenizer) -> tuple[str, Optional[str]]:
     """(tiktoken ``pat_str`` giving the same pieces, or a reason it may not)."""
     if pretokenizer.kind == "none":
@@ -617,7 +640,7 @@ def tiktoken_pattern(pretokenizer: Pretokenizer) -> tuple[str, Optional[str]]:
     assert pattern is not None
     if pretokenizer.kind != "regex":
         return pattern, None  # the builtins match every character, never the empty string
-    wrapped = f"(?:{pattern})|(?:(?!(?:{pattern}))[\\s\\S])+"
+    wrapped = _wrapped(pattern)
     width = _min_width(pattern)
     if width is None:
         return wrapped, (
