@@ -425,3 +425,138 @@ def test_unknown_decoders_and_post_processors_are_refused_as_tokenizers_refuses_
     assert _refused(_document(decoder=nested)).where == "decoder.decoders[1].type"
     fine = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}
     fmt.loads(json.dumps(_document(decoder=fine)), "ok.json")
+
+
+# ---------------------------------------------------------------------------
+# Decoding by the file's decoder
+
+_BYTES = ["<0xE4>", "<0xB8>", "<0xAD>", "<0x41>", "<0xFF>", "<0x0A>", "<0xZZ>", "<0x+A>"]
+_META = {"type": "Metaspace", "replacement": "▁"}
+_DECODERS_TO_TRY = [
+    None,
+    {"type": "Metaspace", "replacement": "▁", "str_rep": "▁", "add_prefix_space": True},
+    {**_META, "prepend_scheme": "never", "split": True},
+    {**_META, "prepend_scheme": "first", "split": False},
+    {**_META, "add_prefix_space": False, "prepend_scheme": "never"},
+    {"type": "Metaspace", "replacement": "l", "prepend_scheme": "always"},
+    {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+        ],
+    },
+    {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+            {"type": "ByteFallback"},
+            {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+        ],
+    },
+    {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {**_META, "split": True}]},
+    {"type": "Sequence", "decoders": [{"type": "Fuse"}, {**_META, "prepend_scheme": "always"}]},
+    {"type": "Replace", "pattern": {"Regex": "▁+"}, "content": " "},
+    {"type": "Replace", "pattern": {"Regex": "l+|o"}, "content": "-"},
+    {"type": "Replace", "pattern": {"Regex": "(o)"}, "content": "$1${1}\\1"},
+    {"type": "ByteFallback"},
+    {"type": "Fuse"},
+    {"type": "Strip", "content": "▁", "start": 2, "stop": 1},  # tokenizers panics on "▁"
+    {"type": "Strip", "content": "e", "start": 0, "stop": 3},
+    {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]},
+            {"type": "Strip", "content": "▁", "start": 1, "stop": 1},
+            {**_META, "prepend_scheme": "never"},
+        ],
+    },
+]
+
+
+def _with_decoder(t5_path: Path, decoder) -> str:
+    document = json.loads(t5_path.read_text(encoding="utf-8"))
+    document["decoder"] = decoder
+    document["model"]["vocab"] += [[piece, -20.0] for piece in _BYTES]
+    return json.dumps(document, ensure_ascii=False)
+
+
+def _their_decode(theirs, ids: list[int]):
+    try:
+        return theirs.decode(ids, skip_special_tokens=False)
+    except BaseException as error:  # a Rust panic (pyo3's PanicException)
+        if "panic" not in type(error).__name__.lower():
+            raise
+        return None
+
+
+@pytest.mark.parametrize("decoder", _DECODERS_TO_TRY, ids=lambda d: _show_decoder(d))
+def test_decode_follows_the_files_decoder_as_tokenizers(t5_path: Path, texts, decoder):
+    text = _with_decoder(t5_path, decoder)
+    theirs = tokenizers.Tokenizer.from_str(text)
+    ours = from_tokenizers_file(*fmt.loads(text, "t5.json"))
+    assert ours.flavor == "tokenizers"
+    n = ours.n_vocab
+    assert n == theirs.get_vocab_size()
+    interesting = [0, 1, 2, 3, 5, 32000, 32099, *range(n - len(_BYTES), n)]
+    rng = random.Random(7)
+    cases = [[], [3], [3, 3], [1], [n - 8, n - 7], [8774, n - 8, n - 7, n - 5]]
+    for _ in range(300):
+        pool = interesting if rng.random() < 0.5 else range(n)
+        cases.append([rng.choice(pool) for _ in range(rng.randrange(1, 12))])
+    cases += [theirs.encode(line, add_special_tokens=False).ids for line in texts[:150]]
+    for ids in cases:
+        expected = _their_decode(theirs, ids)
+        if expected is None:
+            with pytest.raises(ValueError, match="panics"):
+                ours.decode(ids)
+            continue
+        assert ours.decode(ids) == expected, ids
+        # decode_bytes writes the same text, invalid bytes as themselves.
+        if "\ufffd" not in expected:
+            assert ours.decode_bytes(ids) == expected.encode("utf-8"), ids
+
+
+def _show_decoder(decoder) -> str:
+    return "null" if decoder is None else json.dumps(decoder, ensure_ascii=False)[:60]
+
+
+def test_decoders_bytepair_does_not_run_are_refused(t5_path: Path):
+    refused_by_both = [
+        {"type": "Metaspace", "replacement": "▁", "add_prefix_space": False},
+        {"type": "Metaspace", "replacement": "▁▁"},
+        {"type": "Metaspace", "replacement": "▁", "prepend_scheme": None},
+        {"type": "Strip", "content": "ab", "start": 1, "stop": 0},
+        {"type": "Strip", "content": "a", "start": -1, "stop": 0},
+        {"type": "Replace", "pattern": {"String": "a", "Regex": "b"}, "content": ""},
+        {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Replace"}]},
+    ]
+    for decoder in refused_by_both:
+        text = _with_decoder(t5_path, decoder)
+        with pytest.raises(Exception, match="did not match any variant"):
+            tokenizers.Tokenizer.from_str(text)
+        with pytest.raises(FormatError):
+            fmt.loads(text, "t5.json")
+    # tokenizers runs these; bytepair does not (an empty match, other decoders).
+    for decoder, where in [
+        ({"type": "Replace", "pattern": {"Regex": "l*"}, "content": "-"}, "pattern.Regex"),
+        ({"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True}, "type"),
+        (
+            {
+                "type": "Sequence",
+                "decoders": [{"type": "WordPiece", "prefix": "##", "cleanup": True}],
+            },
+            "decoders[0].type",
+        ),
+    ]:
+        text = _with_decoder(t5_path, decoder)
+        tokenizers.Tokenizer.from_str(text)
+        with pytest.raises(FormatError) as info:
+            fmt.loads(text, "t5.json")
+        assert info.value.where == f"decoder.{where}"
+
+
+def test_a_null_decoder_is_written_back_null(t5_path: Path):
+    model, pipeline = fmt.loads(_with_decoder(t5_path, None), "t5.json")
+    assert json.loads(fmt.dumps(model, pipeline))["decoder"] is None

@@ -16,7 +16,6 @@ Where the model comes from decides the exact behaviour ("flavor"):
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import random
@@ -397,32 +396,14 @@ class SentencePieceTokenizer:
         return "".join(t for t, _ in parts)
 
     def _decode_like_tokenizers(self, ids: list[int], errors: Optional[str]) -> str:
-        """tokenizers' ByteFallback then Metaspace decoders: a run of byte
-        pieces becomes one token, its UTF-8 (``errors=None``: as tokenizers
-        writes it, a U+FFFD for each byte of an invalid run; else decoded
-        with ``errors``); ``▁`` becomes a space, except in the first token,
-        which loses every ``▁`` when a prefix was added."""
-        from .formats.hf_unigram import prepend_scheme
+        """tokenizers' ``decode(ids, skip_special_tokens=False)``: the pieces
+        through the file's decoder (bytepair.reference.hf_unigram.decode;
+        with none, joined by spaces). ``errors=None``: each byte of an
+        invalid run of byte pieces a U+FFFD, as tokenizers' ByteFallback
+        writes it; else each such byte decoded with ``errors``."""
+        from .reference import hf_unigram
 
-        model = self._model
-        tokens: list[str] = []
-        for is_byte, run in itertools.groupby(ids, key=lambda i: model.kinds[i] == "byte"):
-            if not is_byte:
-                tokens.extend(model.pieces[i] for i in run)
-                continue
-            data = bytes(int(model.pieces[i][3:5], 16) for i in run)
-            if errors is not None:
-                tokens.append(data.decode("utf-8", errors=errors))
-                continue
-            try:
-                tokens.append(data.decode("utf-8"))
-            except UnicodeDecodeError:
-                tokens.extend("\ufffd" * len(data))
-        strip_first = prepend_scheme(model, self._extra) != "never"
-        return "".join(
-            token.replace(METASPACE, "" if n == 0 and strip_first else " ")
-            for n, token in enumerate(tokens)
-        )
+        return hf_unigram.decode(self._model, self._extra, ids, errors)
 
     # ---- The vocabulary ----
 

@@ -24,9 +24,14 @@ What such a file holds, and where it goes:
 * ``added_tokens`` -> :class:`HFPipeline` ``added_tokens`` (tokenizers cuts them out of
   the text before normalizing, leftmost then longest, even with add_special_tokens=False);
   each must be the vocabulary entry of its id.
-* ``post_processor`` and ``decoder`` are kept as they are (JSON text) and written back;
-  they do not change ``encode(text, add_special_tokens=False)``. A model without a
-  decoder gets Metaspace's, after ``ByteFallback`` when it has byte pieces.
+* ``post_processor`` and ``decoder`` are kept as they are (JSON text, ``"null"`` for a
+  null one) and written back; they do not change ``encode(text, add_special_tokens=False)``.
+  The decoder is read into :data:`DecoderStep` s (:func:`decoder_steps`), which
+  :func:`bytepair.reference.hf_unigram.decode` runs as tokenizers does: ``Metaspace``,
+  ``Replace``, ``ByteFallback``, ``Fuse``, ``Strip``, nested in ``Sequence`` s; another
+  decoder of tokenizers (``ByteLevel``, ``WordPiece``, ``BPEDecoder``, ``CTC``) is a
+  FormatError. A pipeline without a decoder (``None``, as :func:`default_pipeline` makes)
+  gets Metaspace's, after ``ByteFallback`` when the model has byte pieces.
 
 Scores are read as tokenizers reads them (serde_json's float parser, which is not
 correctly rounded: see :func:`serde_json_f64`), since ties between segmentations
@@ -109,6 +114,33 @@ class Strip:
 
 NormalizerStep = Union[str, Replace, Prepend, Strip]  # PRECOMPILED or a step
 
+BYTE_FALLBACK = "ByteFallback"  # the ByteFallback decoder in a decoder_steps list
+FUSE = "Fuse"  # the Fuse decoder
+
+
+@dataclass(frozen=True)
+class MetaspaceDecoder:
+    """A ``Metaspace`` decoder: ``replacement`` becomes a space, except in
+    the first token, which loses every one when ``prepend`` (the
+    prepend_scheme is not "never")."""
+
+    replacement: str
+    prepend: bool
+
+
+@dataclass(frozen=True)
+class StripDecoder:
+    """A ``Strip`` decoder: up to ``start`` leading and ``stop`` trailing
+    ``content`` characters are cut from each token."""
+
+    content: str
+    start: int
+    stop: int
+
+
+# BYTE_FALLBACK, FUSE, or a step with its options (a Replace decoder is a Replace).
+DecoderStep = Union[str, MetaspaceDecoder, Replace, StripDecoder]
+
 
 @dataclass(frozen=True)
 class HFPipeline:
@@ -123,7 +155,9 @@ class HFPipeline:
         piece at the start of the text gets a ``▁``); otherwise "always" when
         the model's ``add_dummy_prefix``, else "never".
     added_tokens: cut out of the text first.
-    post_processor, decoder: the file's JSON (text), written back unchanged.
+    post_processor, decoder: the file's JSON (text, ``"null"`` for a null
+        one), written back unchanged; ``None``: none given (a decoder is
+        then written as :func:`decoder_json` makes it).
     isolate_unknown: a ``Split`` pre-tokenizer (behavior ``Isolated``) runs
         before Metaspace and cuts out the characters of no normal piece
         (:func:`unknown_characters_pattern`), so that no vocabulary entry
@@ -352,6 +386,28 @@ def _metaspace_json(model: SentencePieceModel, pipeline: HFPipeline) -> dict:
     }
 
 
+def decoder_json(model: SentencePieceModel, pipeline: HFPipeline) -> Optional[dict]:
+    """The decoder :func:`dumps` writes: the pipeline's (None for a file's
+    null decoder), or, when it has none, Metaspace's, after ``ByteFallback``
+    when the model has byte pieces."""
+    if pipeline.decoder is not None:
+        return json.loads(pipeline.decoder)
+    decoder = _metaspace_json(model, pipeline)
+    if model.byte_fallback:
+        # Byte pieces (<0xC3>) to bytes first, or tokenizers writes them as text.
+        decoder = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, decoder]}
+    return decoder
+
+
+def decoder_steps(decoder: Optional[dict], source: str = "decoder") -> Optional[list[DecoderStep]]:
+    """The steps of a decoder (the JSON of :func:`decoder_json`), a Sequence
+    flattened; None for no decoder (tokenizers then joins the tokens with
+    spaces). A decoder bytepair does not run is a FormatError."""
+    if decoder is None:
+        return None
+    return _Reader(source).decoder(decoder, "decoder")
+
+
 _VOCAB_PLACEHOLDER = "\u0000vocab\u0000"
 # The decoders and post-processors of tokenizers (0.2x); a file naming another is refused there.
 _DECODERS = frozenset(
@@ -404,12 +460,7 @@ def dumps(model: SentencePieceModel, pipeline: Optional[HFPipeline] = None) -> s
             "invert": False,
         }
         pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, metaspace]}
-    decoder = json.loads(pipeline.decoder) if pipeline.decoder is not None else None
-    if decoder is None:
-        decoder = dict(metaspace)
-        if model.byte_fallback:
-            # Byte pieces (<0xC3>) to bytes first, or tokenizers writes them as text.
-            decoder = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, decoder]}
+    decoder = decoder_json(model, pipeline)
     document = {
         "version": "1.0",
         "truncation": None,
@@ -539,6 +590,8 @@ class _Reader:
         for key, value in (("post_processor", post_processor), ("decoder", decoder)):
             if value is not None:
                 self.component(value, key)
+        if decoder is not None:
+            self.decoder(decoder, "decoder")
 
         kinds = []
         special_ids = {token.id: token.special for token in added}
@@ -593,7 +646,7 @@ class _Reader:
             prepend_first_only=scheme == "first",
             added_tokens=added,
             post_processor=None if post_processor is None else json.dumps(post_processor),
-            decoder=None if decoder is None else json.dumps(decoder),
+            decoder=json.dumps(decoder),  # "null" for a null decoder
             isolate_unknown=isolation is not None,
         )
         return model, pipeline
@@ -796,6 +849,76 @@ class _Reader:
             f"{where}.pattern", pattern, 'expected {"String": "..."} or {"Regex": "..."}'
         )
 
+    def decoder(self, value: object, where: str) -> list[DecoderStep]:
+        """The steps of a decoder tokenizers reads (a Sequence flattened:
+        its decode_chain is its decoders' in turn)."""
+        step = self.obj(value, where)
+        kind = step.get("type")
+        if kind == "Sequence":
+            inner = step.get("decoders")
+            if not isinstance(inner, list):
+                raise self.error(f"expected a list, got {_show(inner)}", f"{where}.decoders")
+            return [
+                part
+                for index, item in enumerate(inner)
+                for part in self.decoder(item, f"{where}.decoders[{index}]")
+            ]
+        if kind in (BYTE_FALLBACK, FUSE):
+            return [kind]
+        if kind == "Replace":
+            return [self.replace(step, where)]
+        if kind == "Strip":
+            return [
+                StripDecoder(
+                    self.char(step, "content", where),
+                    self.count(step, "start", where),
+                    self.count(step, "stop", where),
+                )
+            ]
+        if kind == "Metaspace":
+            replacement = self.char(step, "replacement", where)
+            for key in ("add_prefix_space", "split"):
+                if step.get(key) is not None and not isinstance(step[key], bool):
+                    raise self.error(
+                        f"expected true or false, got {_show(step[key])}", f"{where}.{key}"
+                    )
+            if step.get("str_rep") is not None and not isinstance(step["str_rep"], str):
+                raise self.error(f"expected text, got {_show(step['str_rep'])}", f"{where}.str_rep")
+            scheme = step.get("prepend_scheme", "always")
+            if scheme not in ("always", "first", "never"):
+                raise self.unsupported(
+                    f"{where}.prepend_scheme", scheme, 'expected "always", "first" or "never"'
+                )
+            if step.get("add_prefix_space") is False and scheme != "never":
+                raise self.unsupported(
+                    f"{where}.add_prefix_space",
+                    False,
+                    f'tokenizers refuses it with prepend_scheme "{scheme}" (the default '
+                    'is "always"); write prepend_scheme "never"',
+                )
+            return [MetaspaceDecoder(replacement, prepend=scheme != "never")]
+        raise self.unsupported(
+            f"{where}.type",
+            kind,
+            "bytepair decodes by the decoders Metaspace, Replace, ByteFallback, Fuse, Strip "
+            "and Sequence",
+        )
+
+    def char(self, step: Mapping[str, object], key: str, where: str) -> str:
+        value = step.get(key)
+        if not (isinstance(value, str) and len(value) == 1):
+            raise self.error(f"expected one character, got {_show(value)}", f"{where}.{key}")
+        self.no_surrogate(value, f"{where}.{key}")
+        return value
+
+    def count(self, step: Mapping[str, object], key: str, where: str) -> int:
+        value = step.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
+            raise self.error(
+                f"expected a non-negative integer, got {_show(value)}", f"{where}.{key}"
+            )
+        return value
+
     def pre_tokenizer(self, value: object) -> tuple[bool, str, bool, Optional[tuple[str, str]]]:
         """(whitespace_split, prepend scheme, split, (the Split's regex, its key) or None)."""
         where = "pre_tokenizer"
@@ -876,12 +999,19 @@ def load(path: PathLike) -> tuple[SentencePieceModel, HFPipeline]:
 
 
 __all__ = [
+    "BYTE_FALLBACK",
+    "FUSE",
     "PRECOMPILED",
     "AddedToken",
+    "DecoderStep",
     "HFPipeline",
     "Prepend",
     "Replace",
+    "MetaspaceDecoder",
     "Strip",
+    "StripDecoder",
+    "decoder_json",
+    "decoder_steps",
     "default_pipeline",
     "dumps",
     "known_characters",

@@ -25,16 +25,25 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..formats.hf_regex import from_tokenizers
 from ..formats.hf_unigram import (
+    BYTE_FALLBACK,
+    FUSE,
     PRECOMPILED,
+    DecoderStep,
     HFPipeline,
+    MetaspaceDecoder,
     Prepend,
     Replace,
     Strip,
+    StripDecoder,
+    decoder_json,
+    decoder_steps,
     known_characters,
 )
 from ..model import SentencePieceModel
@@ -257,4 +266,118 @@ def encode(model: SentencePieceModel, pipeline: HFPipeline, text: str) -> list[i
     return ids
 
 
-__all__ = ["WHITE_SPACE", "encode", "normalize", "pre_tokenize"]
+# ---------------------------------------------------------------------------
+# Decoding
+
+# What ByteFallback reads as a byte: "<0x" + two bytes + ">", the two parsed as
+# Rust's u8::from_str_radix(_, 16) does (an optional "+", then hex digits).
+_BYTE_TOKEN = re.compile(r"<0x(\+?[0-9A-Fa-f]{1,2})>", re.ASCII)
+
+
+def _byte_of_token(token: str) -> Optional[int]:
+    if len(token.encode("utf-8")) != 6:
+        return None
+    found = _BYTE_TOKEN.fullmatch(token)
+    return None if found is None else int(found.group(1), 16)
+
+
+def _byte_fallback(tokens: list[str], errors: Optional[str]) -> list[str]:
+    """A run of byte tokens becomes its text as one token when it is valid
+    UTF-8, else one U+FFFD token per byte (``errors`` given: each byte its
+    own token, decoded with ``errors``)."""
+    out: list[str] = []
+    run = bytearray()
+
+    def flush() -> None:
+        if not run:
+            return
+        try:
+            out.append(run.decode("utf-8"))
+        except UnicodeDecodeError:
+            if errors is None:
+                out.extend("\ufffd" * len(run))
+            else:
+                out.extend(bytes([byte]).decode("utf-8", errors=errors) for byte in run)
+        run.clear()
+
+    for token in tokens:
+        byte = _byte_of_token(token)
+        if byte is None:
+            flush()
+            out.append(token)
+        else:
+            run.append(byte)
+    flush()
+    return out
+
+
+def _strip(step: StripDecoder, token: str) -> str:
+    """tokenizers' Strip decoder, which panics (index out of bounds) when the
+    token is shorter than ``stop`` and every character is ``content``, or
+    when the ends it cuts overlap."""
+    start_cut = 0
+    for index, char in enumerate(token[: step.start]):
+        if char != step.content:
+            break
+        start_cut = index + 1
+    stop_cut = len(token)
+    for back in range(step.stop):
+        index = len(token) - back - 1
+        if index < 0:
+            raise ValueError(
+                f"tokenizers' Strip decoder (stop={step.stop}) panics on the token {token!r}: "
+                "it reads before its start"
+            )
+        if token[index] != step.content:
+            break
+        stop_cut = index
+    if start_cut > stop_cut:
+        raise ValueError(
+            f"tokenizers' Strip decoder (start={step.start}, stop={step.stop}) panics on the "
+            f"token {token!r}: the cuts of both ends overlap"
+        )
+    return token[start_cut:stop_cut]
+
+
+def decode_chain(
+    steps: Iterable[DecoderStep], tokens: list[str], errors: Optional[str]
+) -> list[str]:
+    """Each decoder's ``decode_chain`` in turn (tokens in, tokens out)."""
+    for step in steps:
+        if step == BYTE_FALLBACK:
+            tokens = _byte_fallback(tokens, errors)
+        elif step == FUSE:
+            tokens = ["".join(tokens)]
+        elif isinstance(step, MetaspaceDecoder):
+            tokens = [
+                token.replace(step.replacement, "" if n == 0 and step.prepend else " ")
+                for n, token in enumerate(tokens)
+            ]
+        elif isinstance(step, Replace):
+            tokens = [_apply_replace(step, token) for token in tokens]
+        elif isinstance(step, StripDecoder):
+            tokens = [_strip(step, token) for token in tokens]
+        else:
+            raise ValueError(f"unknown decoder step {step!r}")
+    return tokens
+
+
+def decode(
+    model: SentencePieceModel,
+    pipeline: HFPipeline,
+    ids: Iterable[int],
+    errors: Optional[str] = None,
+) -> str:
+    """``Tokenizer.decode(ids, skip_special_tokens=False)`` of the file: the
+    pieces of ``ids`` through the file's decoder, joined; with no decoder,
+    the pieces joined by spaces. ``errors`` (e.g. ``"surrogateescape"``):
+    how ByteFallback writes a byte of invalid UTF-8, instead of U+FFFD.
+    A decoder on which tokenizers panics is a ValueError."""
+    tokens = [model.pieces[i] for i in ids]
+    steps = decoder_steps(decoder_json(model, pipeline))
+    if steps is None:
+        return " ".join(tokens)
+    return "".join(decode_chain(steps, tokens, errors))
+
+
+__all__ = ["WHITE_SPACE", "decode", "decode_chain", "encode", "normalize", "pre_tokenize"]
