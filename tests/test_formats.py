@@ -645,7 +645,7 @@ def test_unsupported_component_is_named(case):
 
 
 SPLIT_CASES = {
-    "string-pattern": (_pretokenizer_step(0, "pattern", {"String": " "}), "pattern", "String"),
+    "empty-string-pattern": (_pretokenizer_step(0, "pattern", {"String": ""}), "pattern", "String"),
     "behavior": (_pretokenizer_step(0, "behavior", "Removed"), "behavior", "Removed"),
     "invert": (_pretokenizer_step(0, "invert", True), "invert", "true"),
     "second-regex": (_pretokenizer_step(1, "use_regex", True), "use_regex", "second regex"),

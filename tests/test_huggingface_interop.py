@@ -82,3 +82,74 @@ def test_stripping_specials_cut_text_as_tokenizers_does(tmp_path):
         text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 8)))
         want = theirs.encode(text, add_special_tokens=False).ids
         assert ours.encode(text, allowed_special="all") == want, repr(text)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"normalizer": {"type": "Sequence", "normalizers": []}},
+        {"pre_tokenizer": {"type": "Sequence", "pretokenizers": ["BYTE_LEVEL"]}},
+        {"decoder": {"type": "Sequence", "decoders": ["BYTE_LEVEL_DECODER"]}},
+        {"pre_tokenizer": {"type": "Sequence", "pretokenizers": ["SPLIT ", "BYTE_LEVEL_NO_REGEX"]}},
+        {
+            "pre_tokenizer": {
+                "type": "Sequence",
+                "pretokenizers": ["SPLIT l.", "BYTE_LEVEL_NO_REGEX"],
+            }
+        },
+    ],
+    ids=[
+        "empty-normalizer-sequence",
+        "sequence-of-byte-level",
+        "decoder-sequence",
+        "split-string",
+        "split-string-dot",
+    ],
+)
+def test_equivalent_spellings_of_components_load_and_give_tokenizers_ids(tmp_path, change):
+    """A Sequence of one step, an empty normalizer Sequence, a Split by a
+    literal string: what tokenizers runs them as, not refused."""
+    import json
+    import random
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the corpus runs out of pairs
+        tok = bytepair.train(["hello world, hello there. a  b\tc"] * 20, 300, progress=False)
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    byte_level = document["pre_tokenizer"]
+    steps = {
+        "BYTE_LEVEL": byte_level,
+        "BYTE_LEVEL_NO_REGEX": {**byte_level, "use_regex": False},
+        "BYTE_LEVEL_DECODER": document["decoder"],
+    }
+
+    def filled(value):
+        if isinstance(value, str) and value.startswith("SPLIT "):
+            literal = value.removeprefix("SPLIT ") or " "
+            return {
+                "type": "Split",
+                "pattern": {"String": literal},
+                "behavior": "Isolated",
+                "invert": False,
+            }
+        if isinstance(value, str):
+            return steps.get(value, value)
+        if isinstance(value, dict):
+            return {k: filled(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [filled(v) for v in value]
+        return value
+
+    document.update(filled(change))
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = bytepair.load(path), tokenizers.Tokenizer.from_file(str(path))
+    rng = random.Random(3)
+    texts = ["hello world", "hell.o  wor.ld l.l.", "", " a\tb  c "]
+    texts += ["".join(rng.choice("hel o.wrd\t") for _ in range(20)) for _ in range(200)]
+    for text in texts:
+        ids = theirs.encode(text, add_special_tokens=False).ids
+        assert ours.encode(text) == ids, repr(text)
+        assert ours.decode(ids) == theirs.decode(ids), repr(text)

@@ -234,6 +234,16 @@ def _show(value: object) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def _single_step(value: object, key: str) -> object:
+    """The one step of a ``Sequence`` of one step (which does what the step does);
+    anything else as it is."""
+    if isinstance(value, dict) and value.get("type") == "Sequence":
+        steps = value.get(key)
+        if isinstance(steps, list) and len(steps) == 1:
+            return steps[0]
+    return value
+
+
 def _type_of(value: object) -> str:
     return str(value.get("type")) if isinstance(value, dict) else _show(value)
 
@@ -294,6 +304,8 @@ class _Reader:
         if value is None:
             return ()
         steps = value.get("normalizers") if isinstance(value, dict) else None
+        if isinstance(value, dict) and value.get("type") == "Sequence" and steps == []:
+            return ()  # an empty Sequence changes nothing
         if isinstance(value, dict) and value.get("type") == "Sequence" and isinstance(steps, list):
             names = [_NORMALIZER_NAMES.get(_type_of(step)) for step in steps]
         else:
@@ -354,6 +366,7 @@ class _Reader:
         )
 
     def check_decoder(self, value: object) -> None:
+        value = _single_step(value, "decoders")
         if value is not None and _type_of(value) != "ByteLevel":
             raise self.unsupported(
                 "decoder",
@@ -386,7 +399,7 @@ class _Reader:
                 "byte-level BPE needs a ByteLevel pre-tokenizer (without one tokenizers looks "
                 "characters, not bytes, up in the vocabulary)",
             )
-        step = self.object_at(value, where)
+        step = self.object_at(_single_step(value, "pretokenizers"), where)
         kind = step.get("type")
         if kind == "ByteLevel":
             if self.byte_level_uses_regex(step, where):
@@ -416,6 +429,14 @@ class _Reader:
         split, byte_level = steps
         split_where = f"{where}.pretokenizers[0]"
         pattern = split.get("pattern")
+        if (
+            isinstance(pattern, dict)
+            and list(pattern) == ["String"]
+            and isinstance(pattern["String"], str)
+            and pattern["String"]
+        ):
+            # A literal: the regex of its characters, each one escaped.
+            pattern = {"Regex": "".join(f"\\x{{{ord(c):X}}}" for c in pattern["String"])}
         if not (
             isinstance(pattern, dict)
             and list(pattern) == ["Regex"]
@@ -423,7 +444,9 @@ class _Reader:
             and pattern["Regex"]
         ):
             raise self.unsupported(
-                f"{split_where}.pattern", pattern, 'expected {"Regex": "<non-empty pattern>"}'
+                f"{split_where}.pattern",
+                pattern,
+                'expected {"Regex": "<non-empty pattern>"} or {"String": "<non-empty text>"}',
             )
         if split.get("behavior") != "Isolated":
             raise self.unsupported(
