@@ -366,7 +366,16 @@ class SentencePieceTokenizer:
 
     def _decode_bytepair(self, ids: list[int], errors: str) -> str:
         """bytepair.reference.unigram.decode: byte pieces joined back into
-        UTF-8 (decoded with ``errors``), specials as their text."""
+        UTF-8 (decoded with ``errors``; ``"replace"``: as sentencepiece, each
+        byte that does not start a valid character a U+FFFD, where Python
+        writes one for a truncated sequence), specials as their text."""
+        from .reference.normalize import decode_utf8_like_sentencepiece
+
+        def text_of(data: bytearray) -> str:
+            if errors == "replace":
+                return decode_utf8_like_sentencepiece(bytes(data))
+            return data.decode("utf-8", errors=errors)
+
         model = self._model
         parts: list[tuple[str, bool]] = []  # (text, is_special)
         pending = bytearray()
@@ -376,14 +385,14 @@ class SentencePieceTokenizer:
                 pending.append(int(piece[3:5], 16))
                 continue
             if pending:
-                parts.append((pending.decode("utf-8", errors=errors), False))
+                parts.append((text_of(pending), False))
                 pending.clear()
             if kind == "control":
                 parts.append((piece, True))
             else:
                 parts.append((UNK_SURFACE if kind == "unknown" else piece, False))
         if pending:
-            parts.append((pending.decode("utf-8", errors=errors), False))
+            parts.append((text_of(pending), False))
         if model.pretokenizer is None:
             # Text at the start and after each special began with the dummy '▁'.
             parts = [
