@@ -553,3 +553,55 @@ def test_ctrl_c_on_the_command_line_then_resume(corpus, trained, tmp_path):
     assert main([*command[3:], "-o", str(out), *options, "--resume"]) == 0
     reference = encode_dataset(big, trained, tmp_path / "reference", shard_tokens=50000, eot=EOT)
     assert files_of(out) == files_of(reference)
+
+
+# ---- Many input files ----
+
+
+def count_listings(monkeypatch, directory: Path) -> list[int]:
+    """Counts the listings of ``directory`` (os.scandir: Path.glob and
+    Path.rglob; os.listdir: Path.iterdir)."""
+    calls = [0]
+    target = os.path.realpath(directory)
+    for name in ("scandir", "listdir"):
+        original = getattr(os, name)
+
+        def counted(path=".", _original=original):
+            if os.path.realpath(path) == target:
+                calls[0] += 1
+            return _original(path)
+
+        monkeypatch.setattr(os, name, counted)
+    return calls
+
+
+def test_many_input_files_list_the_output_once_and_resume_identically(
+    trained, tmp_path, monkeypatch
+):
+    """A run of n files listed the output directory once per file (a glob for
+    each file's shards, on planning a resume and on encoding): quadratic,
+    42.7 s for 4,000 tiny files. Now planning lists it once, whatever n."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for i in range(120):
+        (inputs / f"f{i:05d}.txt").write_text(f"document {i}\n\nand {i * 7}\n", "utf-8")
+    reference = encode_dataset(inputs, trained, tmp_path / "reference", progress=False)
+    out = tmp_path / "out"
+    listings = count_listings(monkeypatch, out)
+    encode_dataset(inputs, trained, out, progress=False)
+    assert listings[0] <= 2
+    assert files_of(out) == files_of(reference)
+
+    # An interrupted run: files 40... not complete, file 40's shard half written.
+    (out / "dataset.json").unlink()
+    for i in range(40, 120):
+        (out / f"file-{i:05d}.json").unlink()
+    (out / "shard-00040-00000.tokens.npy").write_bytes(b"cut short")
+    for i in range(60, 120):
+        for suffix in ("json", "tokens.npy", "offsets.npy"):
+            (out / f"shard-{i:05d}-00000.{suffix}").unlink()
+    (out / "shard-00080-00000.tokens.npy.tmp").write_bytes(b"half")
+    listings[0] = 0
+    encode_dataset(inputs, trained, out, resume=True, progress=False)
+    assert listings[0] <= 2
+    assert files_of(out) == files_of(reference)

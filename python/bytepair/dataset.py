@@ -405,6 +405,13 @@ class Plan:
     files: list[Path]
     sizes: list[int]
     done: set[int] = field(default_factory=set)
+    # The names of each input file's shard files in ``out`` when the run was
+    # planned (what an interrupted run left): encode_file(existing=...).
+    leftovers: dict[int, list[str]] = field(default_factory=dict)
+
+    def existing(self, file_index: int) -> list[str]:
+        """The names of input file ``file_index``'s shard files in ``out`` when planned."""
+        return self.leftovers.get(file_index, [])
 
 
 def _inputs_json(files: list[Path], sizes: list[int]) -> list[dict]:
@@ -430,17 +437,39 @@ def _format_time(ns: object) -> str:
     return moment.isoformat(timespec="microseconds").replace("+00:00", " UTC")
 
 
-def _started(out: Path, file_index: int) -> bool:
+_SHARD_FILE = re.compile(r"shard-(\d{5,})-\d{5,}\.")
+
+
+def _index_outputs(names: Iterable[str]) -> dict[int, list[str]]:
+    """The names of the shard files (complete or not) of each input file's
+    index, from one listing of the output directory: planning and resuming
+    look a file's shards up here instead of listing the directory once per
+    input file, which made runs of many small files quadratic."""
+    index: dict[int, list[str]] = {}
+    for name in names:
+        match = _SHARD_FILE.match(name)
+        if match and _OWN_NAME.fullmatch(name):
+            index.setdefault(int(match.group(1)), []).append(name)
+    return index
+
+
+def _started(names: set[str], shards: dict[int, list[str]], file_index: int) -> bool:
     """Whether any output of input file ``file_index`` is complete (its record
-    or one of its shards): such a file must not have changed."""
-    shards = f"shard-{file_index:05d}-*.json"  # the entries of its shards (see _shard_name)
-    return _file_record(out, file_index).exists() or any(out.glob(shards))
+    or one of its shards' entries, in ``names``, the directory's listing):
+    such a file must not have changed."""
+    if _file_record(Path(), file_index).name in names:
+        return True
+    return any(name.endswith(".json") for name in shards.get(file_index, ()))
 
 
-def _differences(run: dict, settings: DatasetSettings, inputs: list[dict], out: Path) -> list[str]:
-    """What differs between the run on disk and this one, in words. An input
-    with no complete output yet may have changed (a file fixed after it made
-    the run fail): nothing of it is kept."""
+def _differences(
+    run: dict, settings: DatasetSettings, inputs: list[dict], names: set[str]
+) -> list[str]:
+    """What differs between the run on disk (``names``: its directory's
+    listing) and this one, in words. An input with no complete output yet
+    may have changed (a file fixed after it made the run fail): nothing of it
+    is kept."""
+    shards = _index_outputs(names)
     problems = []
     before = run.get("settings", {})
     for name, value in settings.to_json().items():
@@ -451,7 +480,9 @@ def _differences(run: dict, settings: DatasetSettings, inputs: list[dict], out: 
     if len(old) != len(inputs):
         problems.append(f"the run had {len(old)} input files, now {len(inputs)}")
     for i, (a, b) in enumerate(zip(old, inputs)):
-        unstarted = isinstance(a, dict) and a.get("path") == b["path"] and not _started(out, i)
+        unstarted = (
+            isinstance(a, dict) and a.get("path") == b["path"] and not _started(names, shards, i)
+        )
         if a != b and not unstarted:
             problems.append(f"input file {i} was {_describe_input(a)}, now {_describe_input(b)}")
             if len(problems) > 5:
@@ -508,7 +539,8 @@ def plan(
         run = _read_json(out / RUN)
         if not isinstance(run, dict) or run.get("format") != FORMAT:
             raise FormatError(out / RUN, f"not a {FORMAT} run")
-        problems = _differences(run, settings, inputs_json, out)
+        names = {path.name for path in existing}
+        problems = _differences(run, settings, inputs_json, names)
         if problems:
             raise ValueError(f"cannot resume the run in {out}: " + "; ".join(problems))
         if run.get("inputs") != inputs_json:  # inputs changed before any of their output
@@ -516,8 +548,13 @@ def plan(
         for path in existing:  # leftovers of an interrupted write
             if path.name.endswith(TMP) and _own(path):
                 path.unlink()
-        done = {i for i in range(len(files)) if _file_entries(out, i) is not None}
-        return Plan(out, settings, files, sizes, done)
+                names.discard(path.name)
+        done = {
+            i
+            for i in range(len(files))
+            if _file_record(out, i).name in names and _file_entries(out, i) is not None
+        }
+        return Plan(out, settings, files, sizes, done, _index_outputs(names))
     elif existing:
         raise FileExistsError(
             f"{out} is not empty; pass resume=True to finish an interrupted run there, "
@@ -690,26 +727,37 @@ class _ShardWriter:
             self._file.close()
             self._file = None
         if not (self.out / f"{self._name}.json").exists():
-            for path in self.out.glob(f"{self._name}.*"):
-                if _own(path):
-                    path.unlink(missing_ok=True)
+            for suffix in _DATA:  # the files written before the entry (see _close_shard)
+                for name in (f"{self._name}.{suffix}", f"{self._name}.{suffix}{TMP}"):
+                    (self.out / name).unlink(missing_ok=True)
 
 
 _DATA = ("tokens.npy", "offsets.npy")
 
 
-def _resume_point(out: Path, file_index: int) -> tuple[list[dict], int]:
+def _resume_point(out: Path, file_index: int, existing: Iterable[str]) -> tuple[list[dict], int]:
     """The complete shards at the start of a file's output (parts 0, 1, ...
     without a gap) and their document count; deletes the file's other shard
-    files, which an interrupted run left incomplete."""
+    files, which an interrupted run left incomplete. ``existing``: the names
+    of the file's shard files in ``out`` (the directory is not listed here)."""
+    existing = set(existing)
     entries: list[dict] = []
-    while (entry := _complete_entry(out, _shard_name(file_index, len(entries)))) is not None:
+    while f"{_shard_name(file_index, len(entries))}.json" in existing and (
+        entry := _complete_entry(out, _shard_name(file_index, len(entries)))
+    ):
         entries.append(entry)
     kept = {f"{e['name']}.{suffix}" for e in entries for suffix in ("json", *_DATA)}
-    for path in out.glob(f"shard-{file_index:05d}-*"):
-        if path.name not in kept and _own(path):
-            path.unlink()
+    prefix = f"shard-{file_index:05d}-"
+    for name in sorted(existing - kept):
+        if name.startswith(prefix) and _OWN_NAME.fullmatch(name):
+            (out / name).unlink(missing_ok=True)
     return entries, sum(e["documents"] for e in entries)
+
+
+def _shard_files(out: Path, file_index: int) -> list[str]:
+    """The names of input file ``file_index``'s shard files in ``out`` (one listing)."""
+    with os.scandir(out) as entries:
+        return _index_outputs(e.name for e in entries).get(file_index, [])
 
 
 def encode_file(
@@ -720,13 +768,17 @@ def encode_file(
     settings: DatasetSettings,
     *,
     on_progress: OnProgress = None,
+    existing: Optional[Iterable[str]] = None,
 ) -> list[dict]:
     """Encodes input file ``file_index`` (``path``) into its shards in ``out``
     and returns their entries; the tokenizer must be the run's. A file already
     complete is not encoded again; one cut short continues after its complete
     shards. ``on_progress(n)``: ``n`` more bytes of the file (as stored,
     compressed or not) are done. On any exception (KeyboardInterrupt too) the
-    shard being written is removed and complete ones stay, for a resume."""
+    shard being written is removed and complete ones stay, for a resume.
+    ``existing``: the names of the file's shard files in ``out`` as
+    :func:`plan` found them (``Plan.existing(file_index)``); None lists
+    ``out`` (once per call: give it when encoding many files)."""
     path, out = Path(path), Path(out)
     tokenizer = as_tokenizer(tokenizer)
     if tokenizer_fingerprint(tokenizer) != settings.tokenizer_fingerprint:
@@ -738,7 +790,9 @@ def encode_file(
             on_progress(size)
         return done
     encode = _batch_encoder(tokenizer, settings)
-    entries, skip = _resume_point(out, file_index)
+    if existing is None:
+        existing = _shard_files(out, file_index)
+    entries, skip = _resume_point(out, file_index, existing)
     writer = _ShardWriter(out, file_index, len(entries), settings)
     reader = _Reader(path, settings.field, skip)
     reported = 0
@@ -874,6 +928,7 @@ def encode_dataset(
                     run.out,
                     run.settings,
                     on_progress=None if bar is None else bar.update,
+                    existing=run.existing(index),
                 )
     finally:
         if bar is not None:

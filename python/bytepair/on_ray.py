@@ -249,10 +249,14 @@ def count_on_ray(
     return out
 
 
-def _encode_file(path: str, file_index: int, tokenizer: Any, out: str, settings: Any) -> list:
+def _encode_file(
+    path: str, file_index: int, tokenizer: Any, out: str, settings: Any, existing: list[str]
+) -> list:
     from . import dataset
 
-    return dataset.encode_file(Path(path), file_index, tokenizer, Path(out), settings)
+    return dataset.encode_file(
+        Path(path), file_index, tokenizer, Path(out), settings, existing=existing
+    )
 
 
 def encode_dataset_on_ray(
@@ -303,7 +307,9 @@ def encode_dataset_on_ray(
         shared = ray.put(tokenizer)
         task = ray.remote(num_cpus=1)(_encode_file)
         work = {
-            task.remote(str(run.files[i]), i, shared, str(run.out), run.settings): run.sizes[i]
+            task.remote(
+                str(run.files[i]), i, shared, str(run.out), run.settings, run.existing(i)
+            ): run.sizes[i]
             for i in todo
         }
         bar = progress_bar(
