@@ -15,6 +15,7 @@
 
 use rustc_hash::FxHashSet;
 
+use super::train::{Progress, Stage};
 use crate::error::{Error, Result};
 
 /// A distinct substring: the suffixes `sa[start..end]` begin with it.
@@ -30,11 +31,16 @@ pub(crate) struct Candidate {
 /// The suffixes of `text` sorted by their first `depth` symbols (enough
 /// for substrings up to that length; `depth >= text.len()` gives the full
 /// suffix array). Prefix doubling with two stable counting sorts a round,
-/// so O(n log depth).
-pub(crate) fn sort_suffixes(text: &[u32], depth: usize) -> Vec<u32> {
+/// so O(n log depth). `progress` is asked before each round whether to go
+/// on (None when it says no).
+pub(crate) fn sort_suffixes(
+    text: &[u32],
+    depth: usize,
+    progress: &mut dyn Progress,
+) -> Option<Vec<u32>> {
     let n = text.len();
     if n == 0 {
-        return Vec::new();
+        return Some(Vec::new());
     }
     let alphabet = text.iter().max().map_or(1, |&m| m as usize + 1);
     let mut sa = vec![0u32; n];
@@ -54,6 +60,9 @@ pub(crate) fn sort_suffixes(text: &[u32], depth: usize) -> Vec<u32> {
     let mut next_rank = vec![0u32; n];
     let mut h = 1;
     while h < depth && (rank[sa[n - 1] as usize] as usize) < n - 1 {
+        if !progress.report(Stage::Working) {
+            return None;
+        }
         // Order by the rank h further on (none: first), then stably by rank.
         let mut k = 0;
         for i in n.saturating_sub(h)..n {
@@ -83,7 +92,7 @@ pub(crate) fn sort_suffixes(text: &[u32], depth: usize) -> Vec<u32> {
         std::mem::swap(&mut rank, &mut next_rank);
         h *= 2;
     }
-    sa
+    Some(sa)
 }
 
 /// Stable counting sort of `items` by `key` into `out`; `count` has one slot
@@ -118,6 +127,7 @@ fn counting_sort(
 /// symbol, and all its symbols of one kind, but for a first symbol of kind 2
 /// (`▁the`, `,and`; not `the,` or `a1`). No candidate is in `excluded`
 /// (the special tokens as symbols).
+#[allow(clippy::too_many_arguments)] // one caller; the text's four views and the limits
 pub(crate) fn seed_candidates(
     text: &[u32],
     weights: &[u64],
@@ -126,6 +136,7 @@ pub(crate) fn seed_candidates(
     max_len: usize,
     seed_size: usize,
     excluded: &FxHashSet<Vec<u32>>,
+    progress: &mut dyn Progress,
 ) -> Result<(Vec<u32>, Vec<Candidate>)> {
     let n = text.len();
     let max_len = max_len.min(n); // no longer substring exists
@@ -149,7 +160,7 @@ pub(crate) fn seed_candidates(
         valid[p] = longest.min(max_len as u32);
     }
     drop(run);
-    let sa = sort_suffixes(text, max_len);
+    let sa = sort_suffixes(text, max_len, progress).ok_or(Error::Interrupted)?;
 
     let mut found = Vec::new();
     // open[len]: (weight so far, start) of the interval of the current
@@ -176,6 +187,9 @@ pub(crate) fn seed_candidates(
     };
     let mut previous = (0usize, 0usize); // (position, valid length) of the last suffix
     for (i, &p) in sa.iter().enumerate() {
+        if i % (1 << 20) == 0 && !progress.report(Stage::Working) {
+            return Err(Error::Interrupted);
+        }
         let p = p as usize;
         let here = valid[p] as usize;
         // Validity depends on the text only, so a shared prefix is valid for both or neither.
@@ -220,6 +234,10 @@ mod tests {
     use crate::rng::Rng;
     use std::collections::BTreeMap;
 
+    fn go_on(_: Stage) -> bool {
+        true
+    }
+
     #[test]
     fn full_suffix_array_matches_sorting() {
         let mut rng = Rng::new(7);
@@ -231,9 +249,13 @@ mod tests {
                 .collect();
             let mut naive: Vec<u32> = (0..n as u32).collect();
             naive.sort_by(|&a, &b| text[a as usize..].cmp(&text[b as usize..]));
-            assert_eq!(sort_suffixes(&text, n.max(1)), naive, "{text:?}");
+            assert_eq!(
+                sort_suffixes(&text, n.max(1), &mut go_on).unwrap(),
+                naive,
+                "{text:?}"
+            );
             // Sorted to depth d: the first d symbols are in order.
-            let sa = sort_suffixes(&text, 3);
+            let sa = sort_suffixes(&text, 3, &mut go_on).unwrap();
             for pair in sa.windows(2) {
                 let cut = |p: u32| &text[p as usize..(p as usize + 3).min(n)];
                 assert!(cut(pair[0]) <= cut(pair[1]));
@@ -304,6 +326,7 @@ mod tests {
                 max_len,
                 usize::MAX,
                 &none,
+                &mut go_on,
             )
             .unwrap();
             let got: Vec<(Vec<u32>, u64)> = seeds
@@ -335,7 +358,8 @@ mod tests {
         let best = |excluded: &[Vec<u32>]| {
             let excluded = excluded.iter().cloned().collect();
             let (sa, seeds) =
-                seed_candidates(&text, &weights, &[2; 8], None, 3, 2, &excluded).unwrap();
+                seed_candidates(&text, &weights, &[2; 8], None, 3, 2, &excluded, &mut go_on)
+                    .unwrap();
             seeds
                 .iter()
                 .map(|c| {

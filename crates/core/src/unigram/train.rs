@@ -284,7 +284,7 @@ pub fn train(
         )));
     }
 
-    let mut trainer = Trainer::new(&words, covered, &counts, config)?;
+    let mut trainer = Trainer::new(&words, covered, &counts, config, progress)?;
     if !progress.report(Stage::Seeded {
         table_size: trainer.table.live.len(),
     }) {
@@ -461,6 +461,7 @@ impl Trainer {
         mut covered: Vec<char>,
         counts: &FxHashMap<char, u64>,
         config: &UnigramConfig,
+        progress: &mut dyn Progress,
     ) -> Result<Self> {
         // Symbols 1..=C in code point order, so symbol order is text order.
         covered.sort_unstable();
@@ -516,6 +517,7 @@ impl Trainer {
             config.max_piece_length,
             config.seed_size,
             &excluded,
+            progress,
         )?;
         drop(weights);
 
@@ -1064,7 +1066,12 @@ mod tests {
             .iter()
             .filter(|s| matches!(s, Stage::Pruned { .. }))
             .count();
-        assert!(matches!(stages[0], Stage::Seeded { .. }));
+        // Seeding reports only Working until the seed table is built.
+        let seeded = stages
+            .iter()
+            .position(|s| !matches!(s, Stage::Working))
+            .unwrap();
+        assert!(matches!(stages[seeded], Stage::Seeded { .. }) && seeded > 0);
         // Within each EM step and pruning too, so that Ctrl-C need not wait for one.
         let working = stages
             .iter()
