@@ -782,3 +782,61 @@ def test_decode_of_invalid_byte_pieces_of_a_bytepair_model_is_sentencepieces(byt
             # a leading byte piece <0x20>, whose space the file's Strip drops.
             mixed = theirs.count("\ufffd") > expected.count("\ufffd")
             assert mixed or (expected.startswith(" ") and theirs == expected[1:]), pieces
+
+
+def _small_model(**changes):
+    from bytepair.model import SentencePieceModel
+
+    fields = dict(
+        pieces=("<unk>", "▁", "a", "b", "▁a"),
+        scores=(0.0, -1.0, -2.0, -3.0, -1.5),
+        kinds=("unknown", "normal", "normal", "normal", "normal"),
+        unk_id=0,
+    )
+    fields.update(changes)
+    return SentencePieceModel(**fields)
+
+
+@pytest.mark.parametrize("flavor", ["bytepair", "sentencepiece", "tokenizers"])
+@pytest.mark.parametrize(
+    "changes, error, names",
+    [
+        ({"unk_id": -1}, ValueError, "unk_id"),
+        ({"unk_id": 2**40}, ValueError, "unk_id"),
+        ({"unk_id": 5}, ValueError, "unk_id"),
+        ({"unk_id": True}, TypeError, "unk_id"),
+        ({"unk_id": 0.0}, TypeError, "unk_id"),
+        ({"pieces": ("<unk>", "▁", "a", "b\ud800", "▁a")}, ValueError, "pieces[3]"),
+        ({"pieces": ("<unk>", "▁", "a", b"b", "▁a")}, TypeError, "pieces[3]"),
+        ({"pieces": "<unk>▁ab"}, TypeError, "pieces"),
+        ({"scores": (0.0, -1.0, "x", -3.0, -1.5)}, TypeError, "scores[2]"),
+        ({"scores": (0.0, -1.0, -2.0, -3.0, None)}, TypeError, "scores[4]"),
+        ({"scores": (0.0, -1.0, -2.0, False, -1.5)}, TypeError, "scores[3]"),
+        ({"scores": (0.0, float("nan"), -2.0, -3.0, -1.5)}, ValueError, "scores[1]"),
+        ({"scores": (0.0, -1.0)}, ValueError, "scores"),
+        ({"kinds": ("unknown", "normal", "weird", "normal", "normal")}, ValueError, "kinds[2]"),
+        ({"kinds": ("unknown", "normal", "normal", 3, "normal")}, ValueError, "kinds[3]"),
+        ({"kinds": ("unknown", "normal", "byte", "normal", "normal")}, ValueError, "pieces[2]"),
+        ({"byte_fallback": "yes"}, TypeError, "byte_fallback"),
+        ({"algorithm": "wordpiece"}, ValueError, "algorithm"),
+    ],
+)
+def test_a_model_built_directly_is_checked_field_by_field(flavor, changes, error, names):
+    from bytepair.formats.hf_unigram import HFPipeline
+    from bytepair.sentencepiece_tokenizer import SentencePieceTokenizer
+
+    extra = HFPipeline(normalizers=()) if flavor == "tokenizers" else None
+    assert SentencePieceTokenizer(_small_model(), flavor=flavor, extra=extra).encode("a b")
+    with pytest.raises(error) as info:
+        SentencePieceTokenizer(_small_model(**changes), flavor=flavor, extra=extra)
+    assert str(info.value).startswith(f"SentencePieceModel.{names}"), str(info.value)
+
+
+def test_a_model_for_the_bytepair_flavor_holds_only_its_kinds():
+    from bytepair.sentencepiece_tokenizer import SentencePieceTokenizer
+
+    kinds = ("unknown", "normal", "user_defined", "normal", "normal")
+    with pytest.raises(ValueError, match=r"SentencePieceModel\.kinds\[2\].*user_defined"):
+        SentencePieceTokenizer(_small_model(kinds=kinds))
+    with pytest.raises(ValueError, match=r"SentencePieceModel\.algorithm"):
+        SentencePieceTokenizer(_small_model(algorithm="bpe"))

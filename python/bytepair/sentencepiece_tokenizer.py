@@ -17,8 +17,11 @@ Where the model comes from decides the exact behaviour ("flavor"):
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import os
 import random
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +29,7 @@ from typing import Literal, Optional, Union
 
 from . import _native
 from .errors import DisallowedSpecialError, warn
-from .model import SentencePieceModel, SentencePieceNormalizer
+from .model import PIECE_KINDS, SentencePieceModel, SentencePieceNormalizer
 from .tokenizer import (
     SpecialSet,
     _batch_surrogate_error,
@@ -98,6 +101,7 @@ class SentencePieceTokenizer:
     ) -> None:
         if flavor not in FLAVORS:
             raise ValueError(f"unknown flavor {flavor!r}: use one of {', '.join(FLAVORS)}")
+        _check_model(model, flavor)
         self._model = model
         self._flavor = flavor
         self._training = training
@@ -519,6 +523,97 @@ class SentencePieceTokenizer:
             f"<SentencePieceTokenizer {self._model.algorithm} flavor={self._flavor!r} "
             f"n_vocab={self.n_vocab} special={len(self._special_index)}>"
         )
+
+
+_BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
+_BYTEPAIR_KINDS = ("normal", "unknown", "control", "byte")
+
+
+def _check_model(model: object, flavor: str) -> None:
+    """The fields of a :class:`SentencePieceModel` (perhaps built by hand)
+    as the cores need them: a TypeError or ValueError naming the field (and
+    index) instead of a conversion error that does not say where."""
+    if not isinstance(model, SentencePieceModel):
+        raise TypeError(f"expected a SentencePieceModel, not {type(model).__name__}")
+    name = "SentencePieceModel"
+    columns = {}
+    for field in ("pieces", "scores", "kinds"):
+        value = getattr(model, field)
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(f"{name}.{field} must be a tuple, not {type(value).__name__}")
+        columns[field] = value
+    lengths = {field: len(value) for field, value in columns.items()}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(
+            f"{name}.scores / {name}.kinds: one per piece, got "
+            + ", ".join(f"{n} {field}" for field, n in lengths.items())
+        )
+    if model.algorithm not in ("unigram", "bpe"):
+        raise ValueError(f"{name}.algorithm must be 'unigram' or 'bpe', got {model.algorithm!r}")
+    if flavor != "sentencepiece" and model.algorithm != "unigram":
+        raise ValueError(
+            f"{name}.algorithm is {model.algorithm!r}: the {flavor} flavor runs unigram "
+            "models only (SentencePiece's BPE is read from a .model file)"
+        )
+    if not isinstance(model.byte_fallback, bool):
+        raise TypeError(
+            f"{name}.byte_fallback must be a bool, not {type(model.byte_fallback).__name__}"
+        )
+    unk_id = model.unk_id
+    if unk_id is not None:
+        if isinstance(unk_id, bool) or not isinstance(unk_id, int):
+            raise TypeError(f"{name}.unk_id must be an int or None, not {type(unk_id).__name__}")
+        if not 0 <= unk_id < len(model.pieces):
+            raise ValueError(
+                f"{name}.unk_id is {unk_id}, not an id of the {len(model.pieces)} pieces"
+            )
+    allowed_kinds = _BYTEPAIR_KINDS if flavor == "bytepair" else PIECE_KINDS
+    if _looks_valid(model, allowed_kinds):
+        return
+    for i, (piece, score, kind) in enumerate(zip(model.pieces, model.scores, model.kinds)):
+        if not isinstance(piece, str):
+            raise TypeError(f"{name}.pieces[{i}] must be a str, not {type(piece).__name__}")
+        try:
+            piece.encode("utf-8")
+        except UnicodeEncodeError as error:
+            surrogate = error.start
+            raise ValueError(
+                f"{name}.pieces[{i}] {piece!r} holds the lone surrogate "
+                f"U+{ord(piece[surrogate]):04X} at character {surrogate}, which is not Unicode text"
+            ) from None
+        if isinstance(score, bool) or not isinstance(score, numbers.Real):
+            raise TypeError(f"{name}.scores[{i}] must be a number, not {type(score).__name__}")
+        if math.isnan(score):
+            raise ValueError(f"{name}.scores[{i}] (piece {piece!r}) is NaN")
+        if kind not in PIECE_KINDS:
+            raise ValueError(f"{name}.kinds[{i}] is {kind!r}: use one of {', '.join(PIECE_KINDS)}")
+        if flavor == "bytepair" and kind not in _BYTEPAIR_KINDS:
+            raise ValueError(
+                f"{name}.kinds[{i}] is {kind!r}: a model trained by bytepair holds only "
+                f"{', '.join(_BYTEPAIR_KINDS)} pieces"
+            )
+        if kind == "byte" and not _BYTE_PIECE.fullmatch(piece):
+            raise ValueError(f"{name}.pieces[{i}] {piece!r} is a byte piece, but not <0xXX>")
+
+
+def _looks_valid(model: SentencePieceModel, allowed_kinds: tuple[str, ...]) -> bool:
+    """The usual case of :func:`_check_model`'s loop over the pieces, whole-
+    column at a time (a vocabulary of 100,000 pieces in a few ms)."""
+    try:
+        if not all(type(piece) is str for piece in model.pieces):
+            return False
+        "".join(model.pieces).encode("utf-8")
+        if not all(type(score) is float and score == score for score in model.scores):
+            return False
+        if not set(model.kinds) <= set(allowed_kinds):
+            return False
+    except (TypeError, UnicodeEncodeError):
+        return False
+    return all(
+        _BYTE_PIECE.fullmatch(piece)
+        for piece, kind in zip(model.pieces, model.kinds)
+        if kind == "byte"
+    )
 
 
 def _for_tokenizers(model: SentencePieceModel):
