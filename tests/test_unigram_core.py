@@ -333,3 +333,20 @@ def test_pickle_and_threads_share_one_tokenizer(small_model):
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(again.encode, texts))
     assert results == [tok.encode(t) for t in texts] == tok.encode_batch(texts)
+
+
+def test_decoding_byte_pieces_equals_the_reference():
+    """Runs of byte pieces, valid UTF-8 or not: one U+FFFD a byte that starts no
+    character, in the core's decode and the reference's alike."""
+    import random
+
+    corpus = ["héllo wörld, naïve café 中文 日本語"] * 30
+    tok = trained(corpus, 300, byte_fallback=True)
+    result = reference(corpus, 300, byte_fallback=True)
+    assert_same_model(tok, result)
+    byte_ids = [tok.piece_to_id(f"<0x{b:02X}>") for b in range(256)]
+    rng = random.Random(11)
+    pool = byte_ids + tok.encode_ordinary("héllo 中")
+    for _ in range(500):
+        ids = [rng.choice(pool) for _ in range(rng.randint(0, 8))]
+        assert tok.decode(ids) == ref.decode(ids, result), ids

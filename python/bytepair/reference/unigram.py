@@ -107,6 +107,7 @@ from bytepair.reference.bpe import (
     pretokenize,
     split_special,
 )
+from bytepair.reference.normalize import decode_utf8_like_sentencepiece
 
 METASPACE = "\u2581"  # '▁', stands for a space
 UNK_PIECE = "<unk>"
@@ -1169,7 +1170,8 @@ def decode(
     """The text of ``ids``.
 
     Byte pieces are joined back into UTF-8 (invalid sequences follow
-    ``errors``), ``<unk>`` is ``'⁇'``, a special token is its text. In
+    ``errors``; ``"replace"`` writes a U+FFFD for each byte of one, as
+    sentencepiece does), ``<unk>`` is ``'⁇'``, a special token is its text. In
     metaspace mode a ``'▁'`` at the start and after each special token is
     dropped and every other ``'▁'`` becomes a space.
     """
@@ -1179,7 +1181,13 @@ def decode(
 
     def flush() -> None:
         if pending:
-            segments.append((pending.decode("utf-8", errors=errors), False))
+            # "replace" as sentencepiece: one U+FFFD for each byte that starts no
+            # valid character (Python writes one for a whole truncated sequence).
+            if errors == "replace":
+                text = decode_utf8_like_sentencepiece(bytes(pending))
+            else:
+                text = pending.decode("utf-8", errors=errors)
+            segments.append((text, False))
             pending.clear()
 
     for position, value in enumerate(ids):
