@@ -72,6 +72,58 @@ def test_special_tokens_are_cut_out_like_the_reference(texts, specials):
         assert core.encode(text, allowed_special="all") == expected
 
 
+ADDED_CANDIDATES = ["<s>", "<|end|>", "ab", "  ", "b<", "<s"]
+
+
+@given(
+    corpora,
+    st.lists(st.sampled_from(ADDED_CANDIDATES), min_size=1, max_size=5, unique=True),
+    st.data(),
+)
+def test_added_tokens_are_always_cut_out_like_the_reference(texts, specials, data):
+    """Non-special added tokens (marked among the specials): the core cuts them
+    out in every encode, as the reference does, whatever is allowed."""
+    import dataclasses
+
+    added = data.draw(st.lists(st.sampled_from(specials), unique=True), label="added")
+    allowed = data.draw(st.lists(st.sampled_from(specials), unique=True), label="allowed")
+    probes = data.draw(
+        st.lists(
+            st.lists(st.sampled_from(list("abs<>|end x") + specials), max_size=12).map("".join),
+            max_size=4,
+        ),
+        label="probes",
+    )
+    joined = [t + specials[0] + t for t in texts]
+    trained, ref = train_both(joined, 300, special_tokens=specials, pretokenizer="gpt2")
+    core = bytepair.Tokenizer(dataclasses.replace(trained.model, added_tokens=tuple(added)))
+    special_ids = {s: i for i, s in enumerate(specials)}
+
+    def expected(text, allowed_special):
+        return reference.encode(
+            text,
+            ref.tokens,
+            ref.merge_ids,
+            special_tokens=special_ids,
+            pretokenizer="gpt2",
+            allowed_special=allowed_special,
+            added_tokens=added,
+        )
+
+    for text in probes + joined:
+        assert core.encode(text, allowed_special="all") == expected(text, "all")
+        assert core.encode_ordinary(text) == expected(text, ())
+        assert core.encode(text, allowed_special=allowed, disallowed_special=()) == expected(
+            text, allowed
+        )
+        assert core.decode(core.encode_ordinary(text)) == text
+
+
+def test_reference_checks_its_added_tokens():
+    with pytest.raises(ValueError, match="not a key of special_tokens"):
+        reference.encode("x", [bytes([b]) for b in range(256)], [], added_tokens=["<s>"])
+
+
 @given(st.text(alphabet="abcx", max_size=40), st.permutations(range(4)))
 def test_two_merges_making_the_same_bytes_encode_like_the_reference(text, order):
     # Training never makes the same bytes twice (a token's bytes fix the merge

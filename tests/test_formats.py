@@ -623,10 +623,15 @@ UNSUPPORTED_HF = {
         '"Whitespace"',
     ),
     "no-pretokenizer": (_replace_pretokenizer(None), "pre_tokenizer", "null"),
-    "non-special-added-token": (
-        _set(("added_tokens", 0, "special"), False),
-        "added_tokens[0].special",
+    "non-special-single-word": (
+        lambda document: document["added_tokens"][0].update(special=False, single_word=True),
+        "added_tokens[0].single_word",
         "'<|endoftext|>' (id 0) is not special",
+    ),
+    "special-not-a-bool": (
+        _set(("added_tokens", 0, "special"), "yes"),
+        "added_tokens[0].special",
+        '"yes"',
     ),
     "version": (_set(("version",), "2.0"), "version", '"2.0"'),
 }
@@ -1276,3 +1281,138 @@ def test_untyped_unigram_model_is_named():
     document["model"] = {"unk_id": 0, "vocab": [["a", 0.0]]}
     with pytest.raises(FormatError, match=r'model.type "Unigram" \(the file gives no type'):
         huggingface.loads(json.dumps(document), "mem")
+
+
+# ---------------------------------------------------------------------------
+# Non-special added tokens (HuggingFace's "special": false)
+
+
+def added_model(added: tuple[str, ...] = ("<|pad|>",), **changes) -> BPEModel:
+    """make_model() with some of its special tokens marked as non-special added tokens."""
+    import dataclasses
+
+    return dataclasses.replace(make_model(), added_tokens=added, **changes)
+
+
+def test_model_added_tokens_are_checked_ordered_and_kept_by_copies():
+    import copy
+    import pickle
+
+    model = added_model(("<|pad|>", "<|endoftext|>"))
+    assert model.added_tokens == ("<|endoftext|>", "<|pad|>")  # special_tokens' order
+    assert model == added_model(("<|endoftext|>", "<|pad|>"))
+    assert make_model().added_tokens == ()
+    for copied in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model), copy.copy(model)):
+        assert copied == model and copied.added_tokens == model.added_tokens
+    with pytest.raises(ValueError, match="'<x>' is not a key of special_tokens"):
+        added_model(("<x>",))
+    with pytest.raises(TypeError, match="not the string"):
+        added_model("<|pad|>")
+    with pytest.raises(TypeError, match="which is not a str"):
+        added_model((b"<|pad|>",))
+
+
+def test_added_tokens_are_written_with_special_false_and_read_back():
+    model = added_model()
+    document = json.loads(huggingface.dumps(model))
+    flags = {e["content"]: (e["special"], e["normalized"]) for e in document["added_tokens"]}
+    assert flags == {"<|endoftext|>": (True, False), "<|pad|>": (False, False)}
+    assert huggingface.loads(json.dumps(document)) == model
+    # The slow path (Python) reads the same as the fast path (the core).
+    document["model"]["merges"] = [line.split(" ") for line in document["model"]["merges"]]
+    assert huggingface.loads(json.dumps(document)) == model
+
+
+def test_non_special_added_token_outside_the_vocabulary_gets_tokenizers_id():
+    document = hf_document()
+    size = len(document["model"]["vocab"])
+    document["added_tokens"] += [
+        {"id": size, "content": "  ", "special": False, "normalized": True},
+        {"id": size + 1, "content": "<tool_call>", "special": False, "normalized": False},
+        {"id": size + 2, "content": "<|im_end|>", "special": True, "normalized": False},
+    ]
+    model = huggingface.loads(json.dumps(document))
+    assert model.added_tokens == ("  ", "<tool_call>")
+    assert model.special_tokens["<tool_call>"] == size + 1
+    assert model.tokens[size : size + 3] == (b"  ", b"<tool_call>", b"<|im_end|>")
+    document["added_tokens"][-2]["id"] = size + 5
+    with pytest.raises(FormatError, match="tokenizers gives it id") as info:
+        huggingface.loads(json.dumps(document), "tok.json")
+    assert info.value.where == f"added_tokens[{len(document['added_tokens']) - 2}]"
+
+
+@pytest.mark.parametrize("content", ["éé", "Ġhi", "ĊĊĊ"])
+def test_non_special_added_token_that_tokenizers_decodes_to_other_bytes_is_refused(content):
+    document = hf_document()
+    size = len(document["model"]["vocab"])
+    entry = {"id": size, "content": content, "special": False, "normalized": False}
+    document["added_tokens"].append(entry)
+    with pytest.raises(FormatError, match="ByteLevel decoder turns it into") as info:
+        huggingface.loads(json.dumps(document), "tok.json")
+    assert info.value.where == f"added_tokens[{len(document['added_tokens']) - 1}]"
+    # As a special token (dropped by tokenizers' decode by default) it is read.
+    entry["special"] = True
+    assert content in huggingface.loads(json.dumps(document)).special_tokens
+
+
+def test_writing_an_added_token_tokenizers_would_decode_otherwise_is_refused():
+    model = make_model()
+    tokens = (*model.tokens, "Ġhi".encode())
+    specials = {**model.special_tokens, "Ġhi": len(model.tokens)}
+    bad = BPEModel(tokens, model.merges, specials, model.pretokenizer, added_tokens=("Ġhi",))
+    with pytest.raises(ValueError, match=r"added tokens \['Ġhi'\] into other bytes"):
+        huggingface.dumps(bad)
+
+
+@pytest.mark.parametrize(
+    "normalizer, content, read",
+    [
+        ({"type": "NFC"}, "  ", True),  # GPT-NeoX: runs of spaces, normalized true, NFC
+        ({"type": "NFC"}, "\t\n", True),
+        ({"type": "NFC"}, "<x>", False),  # '>' + U+0338 composes to '≯'
+        ({"type": "NFC"}, "ee", False),  # e + U+0301 composes to é
+        ({"type": "NFC"}, "qq", True),  # no character decomposes to a q
+        ({"type": "NFKC"}, "  ", False),  # NFKC makes spaces (U+00A0 -> ' ')
+        ({"type": "Lowercase"}, "  ", True),
+        ({"type": "Lowercase"}, "qq", False),
+        (None, "qq", True),
+    ],
+)
+def test_normalized_added_token_beside_a_normalizer(normalizer, content, read):
+    document = hf_document()
+    document["normalizer"] = normalizer
+    for entry in document["added_tokens"]:
+        entry["normalized"] = False
+    size = len(document["model"]["vocab"])
+    entry = {"id": size, "content": content, "special": False, "normalized": True}
+    document["added_tokens"].append(entry)
+    if read:
+        assert huggingface.loads(json.dumps(document)).added_tokens == (content,)
+    else:
+        with pytest.raises(FormatError, match="can neither make, change nor join") as info:
+            huggingface.loads(json.dumps(document), "tok.json")
+        assert info.value.where == "added_tokens"
+    entry["normalized"] = False  # found in the text as given: always read
+    assert huggingface.loads(json.dumps(document)).added_tokens == (content,)
+
+
+def test_gpt2_format_refuses_added_tokens(tmp_path):
+    with pytest.raises(ValueError, match="non-special added tokens"):
+        gpt2.save(added_model(), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match="non-special added tokens"):
+        bytepair.Tokenizer(added_model()).save(tmp_path / "out", format="gpt2")
+
+
+def test_tiktoken_export_refuses_added_tokens_unless_forced(tmp_path):
+    from bytepair.formats import tiktoken as tiktoken_format
+
+    model = added_model()
+    with pytest.raises(ValueError, match=r"non-special added tokens \('<\|pad\|>'\)"):
+        tiktoken_format.export_ranks(model)
+    with pytest.raises(ValueError, match="non-special added tokens"):
+        tiktoken_format.save_tiktoken(model, tmp_path / "x.tiktoken")
+    assert not (tmp_path / "x.tiktoken").exists()
+    with pytest.warns(UserWarning, match="non-special added tokens"):
+        ranks = tiktoken_format.export_ranks(model, force=True)
+    assert ranks == tiktoken_format.export_ranks(make_model())

@@ -796,6 +796,82 @@ def test_qwen2_files_with_their_nfc_normalizer_give_tokenizers_ids(
     assert info.value.where == "normalizer" and '"NFD"' in info.value.problem
 
 
+def _non_special(content: str, token_id: int, normalized: bool) -> dict:
+    return {
+        "id": token_id,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": normalized,
+        "special": False,
+    }
+
+
+def test_gpt_neox_layout_with_space_run_tokens_gives_tokenizers_ids(gpt2_files, corpus, tmp_path):
+    """GPT-NeoX / Pythia: 23 non-special added tokens, runs of 24 down to 2
+    spaces, in model.vocab under their raw text, normalized true beside an NFC
+    normalizer. Here around GPT-2's real vocabulary, on every corpus (code has
+    long runs of spaces)."""
+    gpt2_model = gpt2_files[1].model
+    document = json.loads(huggingface.dumps(gpt2_model))
+    vocab = document["model"]["vocab"]
+    for n in range(24, 1, -1):
+        token_id = len(vocab)
+        vocab[" " * n] = token_id
+        document["added_tokens"].append(_non_special(" " * n, token_id, normalized=True))
+    document["normalizer"] = {"type": "NFC"}
+    path = tmp_path / "neox.json"
+    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    tok, messages = loaded_quietly(path)
+    assert messages == []
+    assert tok.added_tokens == {" " * n: 50257 + 24 - n for n in range(24, 1, -1)}
+    hf = hf_of(path)
+    assert_same_ids(tok, hf, corpus)
+    for name in ("large_code.txt.gz@0.5", "tinyshakespeare.txt"):
+        ids = tok.encode_ordinary(corpus[name])
+        assert ids == hf.encode(corpus[name], add_special_tokens=False).ids
+        assert tok.decode(ids) == hf.decode(ids)
+    spaced = "a  b" + " " * 30 + "c"
+    assert tok.encode(spaced) == hf.encode(spaced, add_special_tokens=False).ids
+    assert tok.encode(spaced) == [64, 50279, 65, 50257, 50275, 66]  # 2, b, 24 + 6 spaces
+
+
+def test_qwen25_layout_with_non_special_tool_call_tokens_gives_tokenizers_ids(
+    trained_for_llama3, short_corpus, tmp_path
+):
+    """Qwen2.5: special tokens, then <tool_call>, </tool_call> and the FIM
+    tokens with special false (normalized false), outside model.vocab; NFC."""
+    document = qwen2_document(trained_for_llama3.model, normalizer={"type": "NFC"})
+    non_special = ["<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>"]
+    first = document["added_tokens"][-1]["id"] + 1
+    for i, content in enumerate(non_special):
+        document["added_tokens"].append(_non_special(content, first + i, normalized=False))
+    path = tmp_path / "qwen25.json"
+    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    tok, _ = loaded_quietly(path)
+    hf = hf_of(path)
+    assert tok.added_tokens == {t: hf.token_to_id(t) for t in non_special}
+    assert tok.special_tokens_set == {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}
+    texts = dict(short_corpus)
+    texts["chat"] = (
+        '<|im_start|>assistant\n<tool_call>\n{"name": "f"}\n</tool_call><|im_end|>'
+        "x<tool_call>y <|fim_prefix|>def f():<|fim_middle|>e\u0301</tool_call>\u0338"
+    )
+    assert_same_ids(tok, hf, texts)
+    chat = texts["chat"]
+    ordinary = tok.encode_ordinary(chat)
+    assert tok.added_tokens["<tool_call>"] in ordinary
+    assert tok.decode(ordinary) == hf.decode(ordinary)  # skip_special_tokens keeps them
+    with pytest.raises(bytepair.DisallowedSpecialError, match="<\\|im_start\\|>"):
+        tok.encode(chat)
+    assert tok.encode(chat.replace("<|im_start|>", "").replace("<|im_end|>", "")) == (
+        hf.encode(
+            chat.replace("<|im_start|>", "").replace("<|im_end|>", ""), add_special_tokens=False
+        ).ids
+    )
+
+
 # ---------------------------------------------------------------------------
 # 2d. Files bytepair cannot read exactly
 

@@ -222,3 +222,85 @@ def test_allowed_and_disallowed_equal_tiktoken(cl100k_pair, allowed, disallowed)
     ours = _outcome(tok.encode_batch, TEXTS, **options)
     assert _same(ours, theirs), f"batch: tiktoken {theirs}, bytepair {ours}"
     assert _outcome(tok.encode_batch_to_numpy, TEXTS, **options) == ours
+
+
+# ---------------------------------------------------------------------------
+# Non-special added tokens (HuggingFace's "special": false): ordinary tokens,
+# always cut out, never refused.
+
+
+@pytest.fixture(scope="module")
+def with_added():
+    import dataclasses
+
+    corpus = ["hello world<|endoftext|>goodbye  world<tool>  x"] * 20
+    specials = ["<|endoftext|>", "<|pad|>", "<tool>", "  "]
+    trained = bytepair.train(corpus, 300, special_tokens=specials, progress=False)
+    model = dataclasses.replace(trained.model, added_tokens=("<tool>", "  "))
+    return bytepair.Tokenizer(model)
+
+
+def test_added_tokens_are_not_special_tokens(with_added):
+    assert with_added.special_tokens == {"<|endoftext|>": 0, "<|pad|>": 1}
+    assert with_added.special_tokens_set == {"<|endoftext|>", "<|pad|>"}
+    assert with_added.added_tokens == {"<tool>": 2, "  ": 3}
+    assert dict(with_added.model.special_tokens) == {
+        "<|endoftext|>": 0,
+        "<|pad|>": 1,
+        "<tool>": 2,
+        "  ": 3,
+    }
+    assert "special=2 added=2" in repr(with_added)
+    assert bytepair.train(["ab"], 257, progress=False).added_tokens == {}
+
+
+def test_every_encode_cuts_added_tokens_out(with_added):
+    import numpy as np
+
+    text = "x<tool>y  z<|endoftext|>"
+    tool, spaces, eot = 2, 3, 0
+    plain = with_added.encode(text, disallowed_special=())
+    assert tool in plain and spaces in plain and eot not in plain
+    assert with_added.encode_ordinary(text) == plain
+    head = with_added.encode_ordinary("x<tool>y  z")
+    assert head == [with_added.encode_ordinary("x")[0], tool, head[2], spaces, head[4]]
+    assert with_added.encode(text, allowed_special="all") == head + [eot]
+    assert with_added.encode_batch([text, "<tool>"], disallowed_special=()) == [plain, [tool]]
+    assert with_added.encode_ordinary_batch([text]) == [plain]
+    assert with_added.encode_to_numpy(text, disallowed_special=()).tolist() == plain
+    ids, offsets = with_added.encode_batch_to_numpy([text, "a  b"], disallowed_special=())
+    assert ids[: offsets[1]].tolist() == plain and spaces in ids[offsets[1] :].tolist()
+    assert ids.dtype == np.uint32
+    # Dropout skips merges, never the cutting out.
+    dropped = with_added.encode_ordinary(text, dropout=1.0, seed=1)
+    assert tool in dropped and spaces in dropped and eot not in dropped
+    assert with_added.encode(text, disallowed_special=(), dropout=0.5, seed=3).count(tool) == 1
+    for ids in (plain, dropped):
+        assert with_added.decode(ids) == text
+
+
+def test_added_tokens_are_never_refused(with_added):
+    assert with_added.encode("<tool>") == [2]  # disallowed_special="all": the special ones
+    with pytest.raises(DisallowedSpecialError, match="<|endoftext|>"):
+        with_added.encode("<tool><|endoftext|>")
+    # Named in disallowed_special: still cut out, not refused (it is no special token).
+    assert with_added.encode("a<tool>", disallowed_special={"<tool>"}) == with_added.encode(
+        "a<tool>"
+    )
+    assert with_added.encode_batch(["<tool>"], disallowed_special=["<tool>", "<|pad|>"]) == [[2]]
+    with pytest.raises(DisallowedSpecialError, match="<|pad|>"):
+        with_added.encode("<tool><|pad|>", disallowed_special={"<tool>", "<|pad|>"})
+    # A string that is neither is refused wherever it occurs, as before.
+    with pytest.raises(DisallowedSpecialError, match="ool"):
+        with_added.encode("<tool>", disallowed_special={"ool"})
+    with pytest.raises(TypeError, match="not the string"):
+        with_added.encode("x", disallowed_special="<tool>")
+
+
+def test_tokenizer_with_added_tokens_pickles(with_added):
+    import copy
+    import pickle
+
+    for copied in (pickle.loads(pickle.dumps(with_added)), copy.deepcopy(with_added)):
+        assert copied.added_tokens == with_added.added_tokens
+        assert copied.encode_ordinary("a<tool>  b") == with_added.encode_ordinary("a<tool>  b")

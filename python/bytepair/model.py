@@ -31,10 +31,17 @@ class BPEModel:
     normalize: what is done to the text between special tokens before it is
         cut: ``()``, or ``"nfc"``/``"nfkc"`` and/or ``"lowercase"``, in that
         order (:mod:`bytepair.normalization`).
+    added_tokens: the entries of ``special_tokens`` that are not special but
+        HuggingFace's non-special added tokens (``"special": false`` in a
+        ``tokenizer.json``: GPT-NeoX's runs of spaces, Qwen2's
+        ``<tool_call>``): ordinary tokens that are always cut out of the
+        text, by every encode, and never refused. Each must be a key of
+        ``special_tokens``; kept in the order of ``special_tokens``.
 
     The model is immutable: ``special_tokens`` and ``special_token_strip`` are
     read-only copies (:class:`types.MappingProxyType`) of the mappings given,
-    in their order; ``dict(...)`` gives a plain dict.
+    in their order; ``dict(...)`` gives a plain dict; ``added_tokens`` is a
+    tuple.
     """
 
     tokens: tuple[Optional[bytes], ...]
@@ -43,6 +50,7 @@ class BPEModel:
     pretokenizer: Pretokenizer
     special_token_strip: Mapping[str, tuple[bool, bool]] = field(default_factory=dict)
     normalize: tuple[str, ...] = ()
+    added_tokens: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # A frozen dataclass: fields are set past its __setattr__. The copies keep
@@ -50,6 +58,25 @@ class BPEModel:
         object.__setattr__(self, "special_tokens", MappingProxyType(dict(self.special_tokens)))
         strip = MappingProxyType(dict(self.special_token_strip))
         object.__setattr__(self, "special_token_strip", strip)
+        added = self.added_tokens
+        if isinstance(added, str):
+            raise TypeError(
+                f"added_tokens must be a collection of str, not the string {added!r} "
+                f"(for one token write ({added!r},))"
+            )
+        chosen = set()
+        for text in added:
+            if not isinstance(text, str):
+                raise TypeError(f"added_tokens holds {text!r}, which is not a str")
+            if text not in self.special_tokens:
+                raise ValueError(
+                    f"added token {text!r} is not a key of special_tokens (an added token "
+                    "is one of them, with its id there)"
+                )
+            chosen.add(text)
+        # In the order of special_tokens, so that equal models compare (and hash) equal.
+        ordered = tuple(text for text in self.special_tokens if text in chosen)
+        object.__setattr__(self, "added_tokens", ordered)
 
     def __reduce__(self):
         # A mappingproxy cannot be pickled (or deep-copied): rebuild from plain dicts.
@@ -62,6 +89,7 @@ class BPEModel:
                 self.pretokenizer,
                 dict(self.special_token_strip),
                 self.normalize,
+                self.added_tokens,
             ),
         )
 

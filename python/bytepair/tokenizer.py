@@ -211,7 +211,7 @@ def select_specials(
 class Tokenizer:
     """A byte-level BPE tokenizer (vocabulary, merges, special tokens, pre-tokenizer)."""
 
-    __slots__ = ("_model", "_core", "_special_index", "_training")
+    __slots__ = ("_model", "_core", "_special_index", "_added", "_training")
 
     def __init__(self, model: BPEModel, *, training: Optional[TrainingReport] = None) -> None:
         pretokenizer = model.pretokenizer
@@ -228,7 +228,13 @@ class Tokenizer:
             list(model.normalize),
         )
         self._model = model
-        self._special_index = {text: i for i, text in enumerate(model.special_tokens)}
+        added = set(model.added_tokens)
+        # The core's index of each special token (special_tokens order); the
+        # non-special added tokens are special tokens to the core, always allowed.
+        self._special_index = {
+            text: i for i, text in enumerate(model.special_tokens) if text not in added
+        }
+        self._added = sorted(i for i, text in enumerate(model.special_tokens) if text in added)
         self._training = training
 
     # ---- Encoding ----
@@ -251,12 +257,24 @@ class Tokenizer:
         batch: bool,
     ) -> tuple[list[int], list[int]]:
         """The core's (allowed, disallowed) special-token indices (see
-        :func:`select_specials`; the core checks the special tokens)."""
+        :func:`select_specials`; the core checks the special tokens). The
+        model's non-special added tokens are always allowed: a name of one in
+        ``disallowed_special`` is left out (it is cut out, not refused)."""
         index = self._special_index
+        if self._added and disallowed_special != "all":
+            added = self._model.added_tokens
+            disallowed_special = [
+                t
+                for t in _special_texts(disallowed_special, "disallowed_special")
+                if t not in added
+            ]
         allowed, disallowed = select_specials(
             index, allowed_special, disallowed_special, texts, batch
         )
-        return sorted(index[t] for t in allowed), sorted(index[t] for t in disallowed)
+        return (
+            sorted([index[t] for t in allowed] + self._added),
+            sorted(index[t] for t in disallowed),
+        )
 
     def encode(
         self,
@@ -278,7 +296,13 @@ class Tokenizer:
 
         As in tiktoken, a name in ``allowed_special`` that is no special token
         is ignored, and a string in ``disallowed_special`` that is none is
-        still refused wherever it occurs in the text."""
+        still refused wherever it occurs in the text.
+
+        The model's non-special added tokens (:attr:`added_tokens`, from a
+        ``tokenizer.json``) are not special: they are always cut out of the
+        text and become their ids, whatever the two arguments say (naming one
+        in ``disallowed_special`` does not refuse it), as HuggingFace
+        ``tokenizers`` does."""
         allowed, disallowed = self._special_indices(
             allowed_special, disallowed_special, [text], batch=False
         )
@@ -287,8 +311,12 @@ class Tokenizer:
     def encode_ordinary(
         self, text: str, *, dropout: float = 0.0, seed: Optional[int] = None
     ) -> list[int]:
-        """Encodes text, treating special-token text as ordinary text (``dropout``: see :meth:`encode`)."""
-        if dropout:
+        """Encodes text, treating special-token text as ordinary text (``dropout``: see :meth:`encode`).
+
+        The non-special added tokens (:attr:`added_tokens`) are still cut out:
+        they are ordinary tokens (HuggingFace ``tokenizers`` with
+        ``encode_special_tokens=True`` gives the same ids)."""
+        if dropout or self._added:
             return self.encode(text, disallowed_special=(), dropout=dropout, seed=seed)
         return _on_text(self._core.encode_ordinary, text)
 
@@ -403,11 +431,23 @@ class Tokenizer:
 
     @property
     def special_tokens_set(self) -> set[str]:
-        return set(self._model.special_tokens)
+        """The special tokens' texts (tiktoken's meaning: what ``allowed_special``
+        and ``disallowed_special`` choose among); not the :attr:`added_tokens`."""
+        return set(self._special_index)
 
     @property
     def special_tokens(self) -> dict[str, int]:
-        return dict(self._model.special_tokens)
+        """Special text -> id, the non-special :attr:`added_tokens` left out
+        (``model.special_tokens`` holds both)."""
+        special = self._special_index
+        return {t: i for t, i in self._model.special_tokens.items() if t in special}
+
+    @property
+    def added_tokens(self) -> dict[str, int]:
+        """Text -> id of the non-special added tokens (HuggingFace's ``"special":
+        false`` added tokens): ordinary tokens that every encode cuts out of the
+        text, never refused; empty for tokenizers that bytepair trained."""
+        return {t: self._model.special_tokens[t] for t in self._model.added_tokens}
 
     @property
     def merges(self) -> list[tuple[bytes, bytes]]:
@@ -489,7 +529,9 @@ class Tokenizer:
         return (
             f"<Tokenizer n_vocab={self.n_vocab} "
             f"merges={'by token id' if self._model.merges is None else len(self._model.merges)} "
-            f"special={len(self._model.special_tokens)} pretokenizer={self.pretokenizer.name!r}>"
+            f"special={len(self._special_index)}"
+            + (f" added={len(self._added)}" if self._added else "")
+            + f" pretokenizer={self.pretokenizer.name!r}>"
         )
 
 

@@ -52,7 +52,8 @@ def save(model: BPEModel, directory: PathLike) -> None:
     A model with tiktoken's rule (``merges`` None) is written as the merge
     list that encodes like it, which is exact when merging makes every token
     (true of OpenAI's vocabularies). ValueError, before anything is written,
-    when the files could not give the model back: a normalization, another
+    when the files could not give the model back: non-special added tokens, a
+    normalization, another
     pre-tokenizer than ``gpt2``, a special token whose text is another token's byte-level text, a
     repeated merge, a token that is neither a byte, a merge result nor
     special (it would read back as special, and under tiktoken's rule only a
@@ -60,6 +61,12 @@ def save(model: BPEModel, directory: PathLike) -> None:
     special token that would read back as a missing merge (see the module
     docstring).
     """
+    if model.added_tokens:
+        raise ValueError(
+            f"the GPT-2 format cannot record the non-special added tokens "
+            f"{list(model.added_tokens)!r} (always cut out of the text; its readers would "
+            "read them as special tokens): save it in the huggingface format"
+        )
     stripping = sorted(text for text, strip in model.special_token_strip.items() if any(strip))
     if stripping:
         raise ValueError(

@@ -4,7 +4,8 @@ What we write is the file ``tokenizers`` itself writes for a GPT-2 style
 tokenizer: no normalizer (NFC / NFKC / Lowercase for ``normalize``), a
 ByteLevel pre-tokenizer (preceded by a regex Split when the pre-tokenizer is
 not GPT-2's), a BPE model over byte-level strings, the special tokens as
-added tokens, and a ByteLevel decoder. Each special also sits in the model
+added tokens (``"special": true``; the model's ``added_tokens`` with
+``"special": false``), and a ByteLevel decoder. Each special also sits in the model
 vocabulary under its raw text, because ``tokenizers`` keeps a special's id
 only when the model vocabulary holds it. A Split regex is written in the
 dialect of ``tokenizers``' regex engine (Oniguruma; see :mod:`.hf_regex`),
@@ -13,16 +14,27 @@ that encodes like it plus ``ignore_merges`` (see :mod:`.merge_rules`).
 
 What we read is exactly that family, from whatever wrote it (GPT-2, RoBERTa,
 Llama-3 and Qwen2 style files): ByteLevel alone, or a regex Split then
-ByteLevel, vocabularies with unused ids, special added tokens anywhere, and
-``ignore_merges`` when it is provably inert or provably tiktoken's rule. Two
+ByteLevel, vocabularies with unused ids, added tokens anywhere, and
+``ignore_merges`` when it is provably inert or provably tiktoken's rule.
+Added tokens with ``"special": false`` (GPT-NeoX / Pythia's runs of spaces,
+Qwen2's ``<tool_call>``) become the model's ``added_tokens``: tokenizers cuts
+them out of the text in every encode and keeps them in every decode, and so
+does bytepair; two kinds are refused because tokenizers would not give their
+text back (one whose text is byte-level text of other bytes, such as ``é``
+or ``Ġhi``, which its ByteLevel decoder turns into those bytes) or would cut
+it only between words (``single_word``). Two
 things load with a warning, since they only matter outside what bytepair's
 encode does: a post-processor that adds tokens (bytepair's encode is
 ``encode(text, add_special_tokens=False)``, like tiktoken's) and a special
 token's ``single_word`` (it only acts where the special is allowed in the
-text). A special's ``lstrip``/``rstrip`` are read and applied, and so is a
-normalizer that is NFC or NFKC and/or Lowercase (Qwen2's NFC). Anything else
-that would make ``tokenizers`` give other ids than ours (another normalizer,
-non-special added tokens, BPE-dropout, byte fallback, word prefixes/suffixes,
+text). An added token's ``lstrip``/``rstrip`` are read and applied, and so is a
+normalizer that is NFC or NFKC and/or Lowercase (Qwen2's NFC). Beside such a
+normalizer, an added token with ``normalized`` true (tokenizers finds it in the
+normalized text, bytepair in the text as given) is read only when the
+normalizer can neither make, change nor join any of its characters (GPT-NeoX's
+runs of spaces under NFC), so that both find it in the same places. Anything
+else that would make ``tokenizers`` give other ids than ours (another normalizer,
+BPE-dropout, byte fallback, word prefixes/suffixes,
 ``add_prefix_space``, Metaspace, a regex the engines read differently, ...)
 is a FormatError naming it: a file is read
 exactly or not at all. Not yet read: Unigram models (SPEC §5).
@@ -31,7 +43,9 @@ exactly or not at all. Not yet read: Unigram models (SPEC §5).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import unicodedata
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Optional
@@ -153,6 +167,16 @@ def pretokenizer_to_json(pretokenizer: Pretokenizer) -> dict[str, object]:
     return {"type": "Sequence", "pretokenizers": [split, _byte_level(use_regex=False)]}
 
 
+def decoded_otherwise(text: str) -> bool:
+    """Whether tokenizers' ByteLevel decoder gives other bytes than the UTF-8 of
+    ``text`` for an added token: it maps a token whose characters are all in
+    the byte-level alphabet character by character (``"é"`` -> the byte 0xE9,
+    ``"Ġhi"`` -> ``b" hi"``) and keeps any other token's UTF-8."""
+    if not all(char in CHAR_BYTES for char in text):
+        return False
+    return unicode_text_to_bytes(text) != text.encode("utf-8")
+
+
 def dumps(model: BPEModel) -> str:
     """The ``tokenizer.json`` text of ``model``.
 
@@ -162,8 +186,16 @@ def dumps(model: BPEModel) -> str:
     exactly: a special token's text equal to another token's byte-level text,
     a repeated merge, a pattern tokenizers' engine reads differently, or (for
     tiktoken's rule) a special token the whole-piece lookup would return for
-    ordinary text.
+    ordinary text, or an added token that tokenizers would decode to other
+    bytes (:func:`decoded_otherwise`).
     """
+    decoded = [text for text in model.added_tokens if decoded_otherwise(text)]
+    if decoded:
+        raise ValueError(
+            f"cannot write the {FORMAT_NAME} format: tokenizers' ByteLevel decoder would turn "
+            f"the added tokens {decoded!r} into other bytes than their text (each character "
+            "of GPT-2's byte-level alphabet stands for one byte)"
+        )
     merges = None
     ignore_merges = model.merges is None
     if ignore_merges:
@@ -177,6 +209,7 @@ def dumps(model: BPEModel) -> str:
         merges, _ = natural_merges(model.tokens, model.special_tokens.values())
     pre_tokenizer = pretokenizer_to_json(model.pretokenizer)
     vocab, merge_lines = model_to_tables(model, FORMAT_NAME, merges)
+    added = set(model.added_tokens)
     added_tokens = [
         {
             "id": token_id,
@@ -184,8 +217,8 @@ def dumps(model: BPEModel) -> str:
             "single_word": False,
             "lstrip": model.special_token_strip.get(text, (False, False))[0],
             "rstrip": model.special_token_strip.get(text, (False, False))[1],
-            "normalized": False,
-            "special": True,
+            "normalized": False,  # found in the text as given, as bytepair does
+            "special": text not in added,
         }
         for text, token_id in sorted(model.special_tokens.items(), key=lambda item: item[1])
     ]
@@ -260,6 +293,43 @@ def _overlap(a: str, b: str) -> bool:
     return any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b))))
 
 
+@functools.lru_cache(maxsize=8)
+def _unstable_chars(normalize: tuple[str, ...]) -> frozenset[str]:
+    """The characters that ``normalize`` may make, change or join to a neighbour.
+
+    A character outside this set has no decomposition and combining class 0,
+    is part of no other character's decomposition (so never composes with
+    anything, and is never made from another character) and is its own
+    lowercase and no other character's (when lowercasing). Such characters are
+    kept one for one, in place, by the normalizer, and it normalizes the text
+    on either side of them independently: a token made of them occurs in the
+    normalized text exactly where it occurs in the text as given. Computed
+    from Python's ``unicodedata`` over every code point (once, about a second).
+    """
+    compatibility = "nfkc" in normalize
+    lowercase = "lowercase" in normalize
+    unstable: set[str] = set()
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        changed = []
+        if "nfc" in normalize or compatibility:
+            if unicodedata.combining(char):
+                unstable.add(char)
+            decomposed = unicodedata.normalize("NFKD" if compatibility else "NFD", char)
+            if decomposed != char:
+                changed.append(decomposed)
+        if lowercase:
+            lowered = char.lower()
+            if lowered != char:
+                changed.append(lowered)
+        if changed:
+            unstable.add(char)
+            unstable.update(*changed)
+    return frozenset(unstable)
+
+
 class _Reader:
     """Checks one document; every error names ``source`` and the JSON place."""
 
@@ -267,6 +337,8 @@ class _Reader:
         self.source = source
         # Special text -> (lstrip, rstrip), for the specials that swallow whitespace.
         self.special_strip: dict[str, tuple[bool, bool]] = {}
+        # The added tokens with "special": false, in file order.
+        self.added: list[str] = []
 
     def error(self, problem: str, where: str | None) -> FormatError:
         return FormatError(self.source, problem, where)
@@ -529,7 +601,8 @@ class _Reader:
     # -- the vocabulary ----------------------------------------------------
 
     def special_tokens(self, value: object, vocab: Mapping[str, object]) -> dict[str, int]:
-        """The special added tokens, with the ids tokenizers gives them."""
+        """The added tokens (special or not: the non-special ones are also
+        listed in ``self.added``), with the ids tokenizers gives them."""
         if not isinstance(value, list):
             raise self.error(f"expected a list, got {_show(value)}", "added_tokens")
         specials: dict[str, int] = {}
@@ -558,15 +631,31 @@ class _Reader:
                     where,
                 ) from None
             label = f"added token {content!r} (id {token_id})"
-            if entry.get("special", False) is not True:
+            special = entry.get("special", False)
+            if not isinstance(special, bool):
                 raise self.error(
-                    f"{label} is not special: tokenizers cuts it out of the text even with "
-                    "add_special_tokens=False, which bytepair does only for special tokens "
-                    "it is allowed to (tiktoken's contract)",
-                    f"{where}.special",
+                    f"expected true or false, got {_show(special)}", f"{where}.special"
                 )
             if content in specials:
                 raise self.error(f"special token {content!r} is listed twice", where)
+            if not special:
+                if decoded_otherwise(content):
+                    raise self.error(
+                        f"{label} is not special, so tokenizers' decode keeps it, and its "
+                        "ByteLevel decoder turns it into "
+                        f"{unicode_text_to_bytes(content)!r} (its characters are GPT-2's "
+                        "byte-level alphabet), not its text: bytepair cannot give both",
+                        where,
+                    )
+                if entry.get("single_word", False) is not False:
+                    raise self.unsupported(
+                        f"{where}.single_word",
+                        entry["single_word"],
+                        f"{label} is not special, so tokenizers cuts it out in every encode, "
+                        "but with single_word only where it is a whole word; bytepair cuts "
+                        "it out everywhere",
+                    )
+                self.added.append(content)
             if content in vocab:
                 expected = vocab[content]
             elif assigned and max(assigned) >= model_size:
@@ -603,6 +692,25 @@ class _Reader:
         self.check_special_passes(specials, normalized)
         self.normalized_specials = [t for t in specials if normalized[t]]
         return specials
+
+    def check_normalized_specials(self, normalize: tuple[str, ...]) -> None:
+        """With a normalizer, tokenizers finds an added token with ``normalized``
+        true in the normalized text, bytepair in the text as given: the same
+        places only when the normalizer can neither make, change nor join the
+        token's characters (:func:`_unstable_chars`)."""
+        if not normalize or not self.normalized_specials:
+            return
+        unstable = _unstable_chars(normalize)
+        moved = [t for t in self.normalized_specials if any(c in unstable for c in t)]
+        if moved:
+            raise self.unsupported(
+                "added_tokens",
+                moved[:3],
+                "with a normalizer, tokenizers looks for added tokens with normalized true in "
+                "the normalized text; bytepair finds them in the text as given, which is the "
+                f"same only when {' + '.join(normalize)} can neither make, change nor join "
+                "any of their characters (true of spaces, not of letters)",
+            )
 
     def check_special_passes(
         self, specials: Mapping[str, int], normalized: Mapping[str, bool]
@@ -691,13 +799,7 @@ class _Reader:
         else:
             vocab = tables
         specials = self.special_tokens(document.get("added_tokens", []), vocab)
-        if normalize and self.normalized_specials:
-            raise self.unsupported(
-                "added_tokens",
-                self.normalized_specials[:3],
-                "with a normalizer, tokenizers looks for special tokens with normalized true in "
-                "the normalized text; bytepair finds special tokens in the text as given",
-            )
+        self.check_normalized_specials(normalize)
         self.check_post_processor(document.get("post_processor"))
 
         # A special outside the model vocabulary has the id tokenizers gives it (checked above).
@@ -740,7 +842,7 @@ class _Reader:
             result = self.resolve_ignore_merges(result)
         if self.special_strip:
             result = dataclasses.replace(result, special_token_strip=dict(self.special_strip))
-        return dataclasses.replace(result, normalize=normalize)
+        return dataclasses.replace(result, normalize=normalize, added_tokens=tuple(self.added))
 
 
 class UnigramFile(FormatError):

@@ -94,6 +94,7 @@ string (bytepair skips empty matches; tiktoken would lose a character).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import re
@@ -524,10 +525,23 @@ def export_ranks(model: BPEModel, *, force: bool = False) -> dict[bytes, int]:
 
     ValueError naming the tokens when tiktoken's rule would encode differently
     from the model's merge list, or when tiktoken would cut special tokens out
-    of text differently (see the module docstring); with ``force``, the ranks
-    anyway, with a warning.
+    of text differently (see the module docstring), or when the model has
+    non-special added tokens (tiktoken has none: exported with ``force``, they
+    are special tokens there); with ``force``, the ranks anyway, with a warning.
     """
     problems = exactness_problems(model)
+    if model.added_tokens:
+        shown = ", ".join(repr(t) for t in model.added_tokens[:SHOWN])
+        more = (
+            f" and {len(model.added_tokens) - SHOWN} more"
+            if len(model.added_tokens) > SHOWN
+            else ""
+        )
+        problems.append(
+            f"the model has non-special added tokens ({shown}{more}), which every encode cuts "
+            "out of the text; tiktoken has no such tokens (as special tokens it would refuse "
+            "them or, in encode_ordinary, encode them as text)"
+        )
     stripping = sorted(text for text, strip in model.special_token_strip.items() if any(strip))
     if stripping:
         problems.append(
@@ -580,7 +594,8 @@ def merge_list_model(tokenizer: Union[Tokenizer, BPEModel]) -> BPEModel:
             f"({shown}); tiktoken encodes them only when a whole piece equals them, "
             "which a merge list cannot express"
         )
-    derived = BPEModel(model.tokens, tuple(pairs), model.special_tokens, model.pretokenizer)
+    # Everything else (added tokens, stripping, normalization) stays as it is.
+    derived = dataclasses.replace(model, merges=tuple(pairs))
     problems = exactness_problems(derived)
     if problems:
         raise ValueError(

@@ -9,7 +9,8 @@ What it follows:
   two merges that make the same bytes share one id.
 - SPEC section 2 (encoding), literally: each pre-token starts as its bytes and
   the adjacent pair of lowest merge rank (leftmost first) is merged until no
-  pair has a rank. Allowed special tokens are split out first.
+  pair has a rank. Allowed special tokens are split out first, and so are the
+  non-special added tokens (HuggingFace's ``"special": false``), always.
 - SPEC section 4's normalization, literally: NFC or NFKC (Python's
   ``unicodedata``), then lowercase one character at a time, applied to the
   text between the special tokens (found in the text as given).
@@ -466,13 +467,16 @@ def encode(
     pretokenizer: str | Pretokenizer | object = "gpt2",
     allowed_special: str | Iterable[str] = (),
     normalization: Iterable[str] = (),
+    added_tokens: Iterable[str] = (),
 ) -> list[int]:
     """Token ids of ``text``.
 
     ``tokens`` and ``merge_ids`` are as in :class:`ReferenceResult`;
     ``special_tokens`` maps special text -> id. Only the ``allowed_special``
     ones (or ``"all"``) are split out and emitted as their ids; any other
-    special text is encoded as ordinary text. The text between them is
+    special text is encoded as ordinary text. ``added_tokens`` names entries
+    of ``special_tokens`` that are non-special added tokens: they are always
+    split out, whatever ``allowed_special`` says. The text between them is
     normalized with ``normalization`` first.
     """
     if not isinstance(text, str):
@@ -490,6 +494,11 @@ def encode(
             for special in _check_specials(allowed_special, "allowed_special")
             if special in special_tokens
         ]
+    for added in _check_specials(added_tokens, "added_tokens"):
+        if added not in special_tokens:
+            raise ValueError(f"added token {added!r} is not a key of special_tokens")
+        if added not in allowed:
+            allowed.append(added)
 
     token_id = _ordinary_token_ids(tokens, set(special_tokens.values()))
     merge_rank, merge_result = _merge_table(tokens, merge_ids, token_id)
