@@ -605,3 +605,42 @@ def test_many_input_files_list_the_output_once_and_resume_identically(
     encode_dataset(inputs, trained, out, resume=True, progress=False)
     assert listings[0] <= 2
     assert files_of(out) == files_of(reference)
+
+
+# ---- What the inputs are ----
+
+
+def test_an_output_directory_inside_an_input_directory_is_no_input(trained, tmp_path):
+    """`encode-dataset nest -o nest/tok` read nothing of nest/tok the first
+    time, then --resume saw its files as new inputs ("the run had 1 input
+    files, now 7") and --force deleted the dataset and failed."""
+    nest = tmp_path / "nest"
+    nest.mkdir()
+    (nest / "x.txt").write_text("one\n\ntwo\n", "utf-8")
+    out = nest / "tok"
+    encode_dataset(nest, trained, out, progress=False)
+    first = files_of(out)
+    (out / "dataset.json").unlink()
+    encode_dataset(nest, trained, out, resume=True, progress=False)
+    assert files_of(out) == first
+    encode_dataset(str(nest / "**"), trained, out, overwrite=True, progress=False)
+    assert files_of(out) == first and len(TokenDataset(out)) == 2
+    with pytest.raises(ValueError, match=r"run.json: a file in the output directory"):
+        plan([nest / "x.txt", out / "run.json"], trained, out, overwrite=True)
+    with pytest.raises(FileNotFoundError, match=r"holds no file to read .*output directory"):
+        plan(out, trained, out, resume=True)
+
+
+def test_a_file_given_twice_is_encoded_once(trained, tmp_path):
+    x = tmp_path / "x.txt"
+    x.write_text("one\n\ntwo\n", "utf-8")
+    out = encode_dataset([x, str(x), str(tmp_path / "*.txt")], trained, tmp_path / "o")
+    assert len(TokenDataset(out)) == 2
+
+
+def test_a_named_pipe_is_refused_with_the_reason(trained, tmp_path):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with pytest.raises(ValueError, match=r"pipe: not a regular file .* to resume"):
+        plan(pipe, trained, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

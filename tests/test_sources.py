@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
+import sys
+import threading
 
 import pytest
 
 import bytepair
 from bytepair import FormatError
 from bytepair.cli import main
-from bytepair.sources import read_documents
+from bytepair.sources import input_files, read_documents
 
 DOCS = ["first document\nits second line", "second ☃ document", "third"]
 
@@ -237,3 +241,101 @@ def test_compressed_parquet(tmp_path):
     cut.write_bytes((tmp_path / "a.parquet.zst").read_bytes()[:-10])
     with pytest.raises(FormatError, match=r"cut.parquet.zst: truncated zstd file"):
         list(read_documents(cut))
+
+
+# ---- What inputs name ----
+
+
+def paths_of(inputs, **options):
+    return [p.name for p in input_files(inputs, **options)]
+
+
+def test_a_named_pipe_and_dev_stdin_are_read_as_files(tmp_path, capsys):
+    """`bytepair count <(zcat f.gz)` counted nothing: the pipe is no regular file."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+
+    def feed():
+        with open(pipe, "w", encoding="utf-8") as f:
+            f.write("\n\n".join(DOCS) + "\n")
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    assert list(read_documents(pipe)) == DOCS
+    writer.join()
+
+    script = "import sys, bytepair; print(len(list(bytepair.read_documents('/dev/stdin'))))"
+    result = subprocess.run(
+        [sys.executable, "-c", script], input="a\n\nb\n", capture_output=True, text=True
+    )
+    assert result.stdout.strip() == "2", result.stderr
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    assert main(["count", str(pipe), "-o", str(tmp_path / "counts")]) == 0
+    writer.join()
+    manifest = json.loads((tmp_path / "counts" / "manifest.json").read_text("utf-8"))
+    assert sum(shard["records"] for shard in manifest["shards"]) > 5
+
+
+def test_an_input_naming_nothing_to_read_is_an_error_naming_it(tmp_path, capsys):
+    (tmp_path / "broken").symlink_to(tmp_path / "gone.txt")
+    with pytest.raises(FileNotFoundError, match=r"broken: a broken symbolic link"):
+        list(read_documents(tmp_path / "broken"))
+    empty = tmp_path / "root"
+    (empty / "a").mkdir(parents=True)
+    (empty / "b").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"root/\*: the glob matches no file to read"):
+        list(read_documents(str(empty / "*")))
+    with pytest.raises(FileNotFoundError, match=r"root: the directory holds no file to read"):
+        list(read_documents(empty))
+    train = ["train", "--stream", str(empty), "-o", str(tmp_path / "t.json"), "--vocab-size", "300"]
+    assert main(train) == 1
+    assert "holds no file to read" in capsys.readouterr().err
+    (empty / "b" / "gone").symlink_to(tmp_path / "gone.txt")
+    with pytest.raises(FileNotFoundError, match=r"b/gone: a broken symbolic link .* in the input"):
+        list(read_documents(empty))
+
+
+def test_a_glob_of_directories_reads_them_and_links_to_directories_are_followed(tmp_path):
+    root = tmp_path / "root"
+    (root / "a").mkdir(parents=True)
+    write_text(root / "a" / "x.txt")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    write_jsonl(other / "y.jsonl")
+    (root / "b").symlink_to(other, target_is_directory=True)
+    (other / "loop").symlink_to(root, target_is_directory=True)  # a cycle: each directory once
+    assert paths_of(str(root / "*")) == ["x.txt", "y.jsonl"]
+    assert paths_of(root) == ["x.txt", "y.jsonl"]
+    assert list(read_documents(str(root / "*"))) == DOCS + DOCS
+
+
+def test_directories_and_globs_skip_hidden_names_alike(tmp_path):
+    """A directory read .git/index and Spark's .crc files that a glob skipped."""
+    data = tmp_path / "data"
+    (data / ".git").mkdir(parents=True)
+    (data / ".git" / "index").write_bytes(b"DIRC\x00\x00")
+    (data / "_temporary" / "0").mkdir(parents=True)
+    write_text(data / "_temporary" / "0" / "part-1.txt")
+    write_text(data / "part-0.txt")
+    (data / ".part-0.txt.crc").write_bytes(b"crc\xff")
+    (data / "_SUCCESS").write_text('{"committer": "s3a"}', "utf-8")
+    (data / "_metadata").write_bytes(b"PAR1\xff")
+    assert paths_of(data) == ["part-0.txt"]
+    assert paths_of(str(data / "*")) == ["part-0.txt"]
+    assert paths_of(str(data / "**"), exclude=()) == ["part-0.txt"]
+    assert paths_of(str(data / "_*")) == ["_SUCCESS", "_metadata", "part-1.txt"]
+    assert paths_of(data / "_SUCCESS") == ["_SUCCESS"]  # named: read
+
+
+def test_a_file_reached_twice_is_read_once_where_first_reached(tmp_path):
+    """`encode-dataset x.txt x.txt 'e2/*.txt'` encoded x.txt three times."""
+    x = write_text(tmp_path / "x.txt")
+    y = write_text(tmp_path / "y.txt", ["y"])
+    os.link(y, tmp_path / "hard.txt")
+    (tmp_path / "soft.txt").symlink_to(x)
+    inputs = [x, str(x), tmp_path / "." / "x.txt", str(tmp_path / "*.txt"), tmp_path]
+    assert paths_of(inputs) == ["x.txt", "hard.txt"]
+    assert list(read_documents(inputs)) == DOCS + ["y"]
+    assert paths_of([y, x, tmp_path]) == ["y.txt", "x.txt"]

@@ -522,11 +522,19 @@ def plan(
         shard_tokens=shard_tokens,
         allowed_special=allowed_special,
     )
-    files = [Path(os.path.abspath(f)) for f in input_files(inputs)]
+    out = Path(os.path.abspath(out))
+    # The output directory is left out of the inputs (it may be inside one).
+    files = [Path(os.path.abspath(f)) for f in input_files(inputs, exclude=[out])]
     if not files:
         raise ValueError("no input files")
+    for f in files:
+        if not f.is_file():
+            raise ValueError(
+                f"{f}: not a regular file (a named pipe, /dev/stdin, a device): a dataset run "
+                "records each input's size and modification time to resume or check it "
+                "later; write it to a file first"
+            )
     sizes = [f.stat().st_size for f in files]
-    out = Path(os.path.abspath(out))
     inputs_json = _inputs_json(files, sizes)
     existing = list(out.iterdir()) if out.is_dir() else []
     if existing and resume and not (out / RUN).is_file():

@@ -33,6 +33,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -47,21 +48,150 @@ COMPRESSED = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def input_files(inputs: Union[PathInput, Iterable[PathInput]]) -> Iterator[Path]:
-    """The files ``inputs`` name, in the order :func:`read_documents` reads them."""
+# Names a directory walk or a glob's wildcard skips, as Hadoop / Spark and
+# pyarrow's dataset reader do: hidden files and directories (.git, Spark's
+# .crc checksums) and markers or metadata (_SUCCESS, _metadata, _temporary/).
+HIDDEN_PREFIXES = (".", "_")
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(HIDDEN_PREFIXES)
+
+
+def _is_within(path: str, directories: list[str]) -> Optional[str]:
+    """The one of ``directories`` (real paths) that holds ``path`` (a real path), if any."""
+    for directory in directories:
+        if path == directory or path.startswith(directory.rstrip(os.sep) + os.sep):
+            return directory
+    return None
+
+
+def _walk(root: Path, excluded: list[str]) -> list[Path]:
+    """The files under ``root``, sorted: symbolic links to directories are
+    followed (each directory once), hidden names and ``excluded`` directories
+    skipped. A broken link or a non-regular file (a named pipe, a socket) in
+    the tree is an error naming it, not a file silently left out."""
+    files: list[Path] = []
+    visited: set[tuple[int, int]] = set()
+    for directory, subdirectories, names in os.walk(root, followlinks=True):
+        info = os.stat(directory)
+        if (info.st_dev, info.st_ino) in visited:  # a link back up the tree
+            subdirectories.clear()
+            continue
+        visited.add((info.st_dev, info.st_ino))
+        subdirectories[:] = sorted(
+            d
+            for d in subdirectories
+            if not _hidden(d)
+            and not _is_within(os.path.realpath(os.path.join(directory, d)), excluded)
+        )
+        for name in names:
+            if _hidden(name):
+                continue
+            path = Path(directory, name)
+            if _is_within(os.path.realpath(path), excluded):
+                continue
+            try:
+                mode = path.stat().st_mode
+            except FileNotFoundError:
+                raise FileNotFoundError(
+                    f"{path}: a broken symbolic link (to {os.readlink(path)!r}) in the input "
+                    f"directory {root}"
+                ) from None
+            if stat.S_ISDIR(mode):  # os.walk lists a directory it cannot enter as a file
+                raise PermissionError(f"{path}: a directory that cannot be read, in {root}")
+            if not stat.S_ISREG(mode):
+                raise ValueError(
+                    f"{path}: not a regular file (a named pipe, socket or device) in the input "
+                    f"directory {root}; name it on its own to read it"
+                )
+            files.append(path)
+    return sorted(files)
+
+
+def _hidden_match(pattern: str, match: str) -> bool:
+    """Whether a glob's wildcard matched a hidden name in ``match``: a part
+    starting with '.' or '_' where the pattern has a wildcard not starting
+    with that character ('data/*' skips data/_SUCCESS, 'data/_*' does not)."""
+    wanted, found = Path(pattern).parts, Path(match).parts
+    if "**" not in wanted and len(wanted) == len(found):
+        return any(
+            glob.has_magic(w) and _hidden(f) and not w.startswith(f[0])
+            for w, f in zip(wanted, found)
+        )
+    literal = 0
+    while literal < len(wanted) and not glob.has_magic(wanted[literal]):
+        literal += 1
+    asked = {w[0] for w in wanted[literal:] if _hidden(w)}
+    return any(_hidden(f) and f[0] not in asked for f in found[literal:])
+
+
+def _candidates(item: PathInput, excluded: list[str]) -> tuple[list[Path], str]:
+    """The files one input names, and what it is ("directory", "file", "glob")."""
+    path = Path(item)
+    if path.is_dir():
+        return _walk(path, excluded), "directory"
+    if os.path.lexists(path):  # a file, a named pipe, /dev/stdin, a broken link
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{item}: a broken symbolic link (to {os.readlink(path)!r}): nothing to read"
+            )
+        inside = _is_within(os.path.realpath(path), excluded)
+        if inside:
+            raise ValueError(
+                f"{item}: a file in the output directory {inside}, which cannot be an input"
+            )
+        return [path], "file"
+    pattern = os.fspath(item)
+    matches = sorted(glob.glob(pattern, recursive=True))
+    if not matches:
+        raise FileNotFoundError(f"{item}: no such file, directory or matching path")
+    files: list[Path] = []
+    for match in matches:
+        found = Path(match)
+        if _hidden_match(pattern, match) or _is_within(os.path.realpath(found), excluded):
+            continue
+        if found.is_dir():
+            files += _walk(found, excluded)
+        elif not found.exists():
+            raise FileNotFoundError(
+                f"{match}: a broken symbolic link (to {os.readlink(found)!r}), matched by {item}"
+            )
+        else:
+            files.append(found)
+    return files, "glob"
+
+
+def input_files(
+    inputs: Union[PathInput, Iterable[PathInput]], *, exclude: Iterable[PathInput] = ()
+) -> Iterator[Path]:
+    """The files ``inputs`` name, in the order :func:`read_documents` reads
+    them: a file as named (a named pipe or ``/dev/stdin`` too); a directory's
+    files, recursively, in sorted order, following links to directories; a
+    glob's matches, sorted, directories among them read as directories.
+    Directory walks and wildcards skip names starting with '.' or '_'
+    (:data:`HIDDEN_PREFIXES`). A file reached twice (named twice, through a
+    link, by a glob and a directory) is read once, where first reached.
+    Files in the directories ``exclude`` (an output directory) are skipped.
+    An input that names no file to read is an error naming it."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
+    excluded = [os.path.realpath(e) for e in exclude]
+    seen: set[tuple[int, int]] = set()
     for item in inputs:
-        path = Path(item)
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.is_file())
-        elif path.is_file():
+        files, kind = _candidates(item, excluded)
+        if not files:
+            what = "the glob matches" if kind == "glob" else f"the {kind} holds"
+            skipped = "names starting with '.' or '_' are skipped"
+            if excluded:
+                skipped += f", and the output directory {excluded[0]}"
+            raise FileNotFoundError(f"{item}: {what} no file to read ({skipped})")
+        for path in files:
+            info = path.stat()
+            if (info.st_dev, info.st_ino) in seen:
+                continue
+            seen.add((info.st_dev, info.st_ino))
             yield path
-        else:
-            matches = sorted(glob.glob(str(item), recursive=True))
-            if not matches:
-                raise FileNotFoundError(f"{item}: no such file, directory or matching path")
-            yield from (Path(m) for m in matches if Path(m).is_file())
 
 
 class _Counted(io.RawIOBase):
@@ -360,16 +490,78 @@ def _not_utf8_row(path: Path, field: str, column, before: int) -> FormatError:
     )
 
 
+class Documents(Iterator[str]):
+    """The documents :func:`read_documents` streams: an iterator (lazy: no
+    input is looked at before the first document is asked for) that also
+    knows its inputs, so a writer can list them up front and leave its own
+    output directory out (:meth:`excluding`, :meth:`files`)."""
+
+    def __init__(
+        self,
+        inputs: Union[PathInput, Iterable[PathInput]],
+        field: str = "text",
+        on_read: OnRead = None,
+        exclude: Iterable[PathInput] = (),
+    ) -> None:
+        if not isinstance(inputs, (str, os.PathLike)):
+            inputs = list(inputs)
+        self.inputs, self.field, self.on_read = inputs, field, on_read
+        self.exclude = tuple(exclude)
+        self._files: Optional[list[Path]] = None
+        self._documents: Optional[Iterator[str]] = None
+
+    @property
+    def started(self) -> bool:
+        """Whether a document was asked for."""
+        return self._documents is not None
+
+    def excluding(self, *directories: PathInput) -> Documents:
+        """These documents without the files in ``directories`` (not started yet)."""
+        if self.started:
+            raise ValueError("the documents are being read already")
+        return Documents(self.inputs, self.field, self.on_read, (*self.exclude, *directories))
+
+    def files(self) -> list[Path]:
+        """The input files, listed once (:func:`input_files`): a missing input
+        or one that names nothing to read is an error here."""
+        if self._files is None:
+            self._files = list(input_files(self.inputs, exclude=self.exclude))
+        return self._files
+
+    def _read(self) -> Iterator[str]:
+        files = (
+            self.files()
+            if self._files is not None
+            else input_files(self.inputs, exclude=self.exclude)
+        )
+        field, on_read = self.field, self.on_read
+        for path in files:
+            kind = _format_of(path)
+            if kind == "jsonl":
+                yield from _jsonl_documents(path, field, on_read)
+            elif kind == "parquet":
+                yield from _parquet_documents(path, field, on_read)
+            else:
+                yield from _text_documents(path, on_read)
+
+    def __iter__(self) -> Documents:
+        return self
+
+    def __next__(self) -> str:
+        if self._documents is None:
+            self._documents = self._read()
+        return next(self._documents)
+
+    def close(self) -> None:
+        """Closes the file being read (as a generator's ``close``)."""
+        if self._documents is not None:
+            self._documents.close()
+
+
 def read_documents(
     inputs: Union[PathInput, Iterable[PathInput]], *, field: str = "text", on_read: OnRead = None
-) -> Iterator[str]:
+) -> Documents:
     """The documents of ``inputs`` (files, globs, directories), streamed; see
-    the module docstring for the formats and ``on_read``."""
-    for path in input_files(inputs):
-        kind = _format_of(path)
-        if kind == "jsonl":
-            yield from _jsonl_documents(path, field, on_read)
-        elif kind == "parquet":
-            yield from _parquet_documents(path, field, on_read)
-        else:
-            yield from _text_documents(path, on_read)
+    the module docstring for the formats and ``on_read``, and
+    :func:`input_files` for how inputs name files."""
+    return Documents(inputs, field, on_read)
