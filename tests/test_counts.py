@@ -11,7 +11,15 @@ import pytest
 
 import bytepair
 from bytepair import FormatError
-from bytepair.counts import count_to_shards, read_counts, read_shard, train_from_counts
+from bytepair.cli import main
+from bytepair.counts import (
+    count_to_shards,
+    read_counts,
+    read_manifest,
+    read_shard,
+    train_from_counts,
+)
+from bytepair.sources import read_documents
 
 
 @pytest.fixture(scope="module")
@@ -548,3 +556,94 @@ def test_flushing_groups_of_partitions_writes_the_shards_one_partition_at_a_time
         assert _CountingCounter.passes == runs * partitions
     else:  # groups of several partitions, more than one group a run
         assert runs < _CountingCounter.passes < runs * partitions
+
+
+# ---- What count may replace ----
+
+
+def listing(directory):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
+def test_count_deletes_and_overwrites_only_its_own_counts(documents, tmp_path, capsys):
+    """`count x.txt -o userdir` deleted the user's part-1.bin and
+    part-final.bin and wrote manifest.json among their files; with --force it
+    replaced another tool's manifest.json."""
+    text = tmp_path / "x.txt"
+    text.write_text("\n\n".join(documents[:50]), "utf-8")
+    user = tmp_path / "userdir"
+    user.mkdir()
+    (user / "part-1.bin").write_bytes(b"mine")
+    (user / "part-final.bin").write_bytes(b"mine too")
+    (user / "notes.txt").write_text("notes", "utf-8")
+    before = listing(user)
+    for force in ([], ["--force"]):
+        assert main(["count", str(text), "-o", str(user), *force]) == 1
+        assert "notes.txt: not a file of a count directory (and 2 more)" in capsys.readouterr().err
+        assert listing(user) == before
+    with pytest.raises(FormatError, match="not a file of a count directory"):
+        count_to_shards(documents, user, overwrite=True)
+    assert listing(user) == before
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "manifest.json").write_text('{"format": "another-tool"}', "utf-8")
+    assert main(["count", str(text), "-o", str(other), "--force"]) == 1
+    assert "manifest.json: not the manifest of bytepair-counts" in capsys.readouterr().err
+    assert (other / "manifest.json").read_text("utf-8") == '{"format": "another-tool"}'
+
+    # Its own counts: refused without --force, replaced with it.
+    out = count_to_shards(documents, tmp_path / "c", partitions=3, max_memory=0)
+    with pytest.raises(FileExistsError, match="already holds counts"):
+        count_to_shards(documents, out)
+    count_to_shards(documents[:10], out, partitions=2, overwrite=True)
+    manifest = read_manifest(out)
+    assert sorted(listing(out)) == sorted(
+        ["manifest.json"] + [s["file"] for s in manifest["shards"]]
+    )
+    # An unfinished run (shards, no manifest): named, replaced with overwrite.
+    (out / "manifest.json").unlink()
+    with pytest.raises(FileExistsError, match="unfinished count run"):
+        count_to_shards(documents, out)
+    count_to_shards(documents[:10], out, partitions=2, overwrite=True)
+    assert read_manifest(out) == manifest
+
+
+def test_count_leaves_its_output_out_of_an_input_directory(documents, tmp_path, monkeypatch):
+    """Shards written while counting were read back as inputs when the
+    output directory was inside an input directory listed after a flush."""
+    from bytepair import counts
+
+    monkeypatch.setattr(counts, "BATCH_CHARS", 100)  # a flush after each batch
+    nest = tmp_path / "nest"
+    nest.mkdir()
+    (nest / "x.txt").write_text("\n\n".join(documents[:50]), "utf-8")
+    out = nest / "counts"
+    options = {"max_memory": 0, "partitions": 2}
+    count_to_shards(read_documents([nest / "x.txt", nest]), out, **options)
+    first = listing(out)
+    count_to_shards(read_documents([nest / "x.txt", nest]), out, overwrite=True, **options)
+    assert listing(out) == first
+    assert (
+        listing(count_to_shards(read_documents(nest / "x.txt"), tmp_path / "c", **options)) == first
+    )
+    # A missing input is an error before the output is touched.
+    with pytest.raises(FileNotFoundError, match="missing.txt"):
+        count_to_shards(read_documents(tmp_path / "missing.txt"), out, overwrite=True)
+    assert listing(out) == first
+
+
+def test_a_map_staging_directory_holding_a_users_file_is_not_deleted(documents, tmp_path):
+    from bytepair.counts import prepare_output
+
+    out = count_to_shards(documents, tmp_path / "c", partitions=2)
+    staged = out / "_map" / "00000"
+    staged.mkdir(parents=True)
+    (staged / "part-00000-00000.bin").write_bytes(b"BPCT\x01")
+    (out / "_map" / "keep.txt").write_text("mine", "utf-8")
+    with pytest.raises(FormatError, match=r"_map/keep.txt: not a file of a count directory"):
+        prepare_output(out, overwrite=True)
+    assert (out / "_map" / "keep.txt").exists() and (staged / "part-00000-00000.bin").exists()
+    (out / "_map" / "keep.txt").unlink()
+    prepare_output(out, overwrite=True)
+    assert list(out.iterdir()) == []

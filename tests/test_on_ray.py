@@ -210,3 +210,18 @@ def test_encode_dataset_on_the_command_line(ray_cluster, corpus, tmp_path, capsy
     assert main([*args, "-o", str(tmp_path / "ray"), "--ray"]) == 0
     assert "shards to" in capsys.readouterr().out
     assert _files(tmp_path / "ray") == _files(tmp_path / "local")
+
+
+def test_a_users_files_in_the_output_are_refused_before_any_task(corpus, tmp_path):
+    """count_on_ray deleted out/_map (and part-*.bin) whatever they held."""
+    from bytepair.on_ray import count_on_ray
+
+    out = tmp_path / "out"
+    (out / "_map").mkdir(parents=True)
+    (out / "_map" / "notes.txt").write_text("mine", "utf-8")
+    (out / "part-final.bin").write_bytes(b"mine")
+    for overwrite in (False, True):
+        with pytest.raises(FormatError, match=r"_map/notes.txt: not a file of a count directory"):
+            count_on_ray(corpus, out, overwrite=overwrite)
+    assert (out / "_map" / "notes.txt").read_text("utf-8") == "mine"
+    assert (out / "part-final.bin").read_bytes() == b"mine"

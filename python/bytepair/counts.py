@@ -292,12 +292,104 @@ def check_max_memory(max_memory: object) -> int:
     return max_memory
 
 
+# The names a count run writes in its directory (shard_name, manifest, their
+# temporary names), and the map outputs of bytepair.on_ray (STAGING/NNNNN/):
+# only these, and the shards a bytepair-counts manifest lists, are replaced.
+_OWN_NAME = re.compile(rf"(?:part-\d{{5,}}-\d{{5,}}\.bin|{re.escape(MANIFEST)})(?:\.tmp)?")
+STAGING = "_map"
+_STAGED = re.compile(r"\d{5,}")
+
+
+def _listed_files(manifest_path: Path) -> set[str]:
+    """The shard files a bytepair-counts manifest lists; a FormatError when
+    the file is not such a manifest (another tool's: not ours to replace)."""
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise FormatError(
+            manifest_path, f"not the manifest of {FORMAT}: not a count directory, nothing replaced"
+        )
+    shards = manifest.get("shards")
+    return {
+        entry["file"]
+        for entry in (shards if isinstance(shards, list) else [])
+        if isinstance(entry, dict) and _entry_problem(entry, MAX_PARTITIONS) is None
+    }
+
+
+def _own_files(out: Path, staged: bool = True) -> tuple[list[Path], bool]:
+    """The files of a count run in ``out`` (and its staging directories), and
+    whether it holds a bytepair-counts manifest. A FormatError names the first
+    entry a count run did not write (a user's file, another tool's manifest):
+    nothing is deleted then."""
+    names = sorted(os.listdir(out))
+    listed = _listed_files(out / MANIFEST) if MANIFEST in names else set()
+    own: list[Path] = []
+    foreign: list[str] = []
+    for name in names:
+        path = out / name
+        if staged and name == STAGING and path.is_dir() and not path.is_symlink():
+            for task in sorted(os.listdir(path)):
+                if not _STAGED.fullmatch(task) or not (path / task).is_dir():
+                    foreign.append(f"{STAGING}/{task}")
+                    continue
+                files, _ = _own_files(path / task, staged=False)
+                own += files
+                own.append(path / task)
+            own.append(path)
+        elif (_OWN_NAME.fullmatch(name) or name in listed) and not path.is_dir():
+            own.append(path)
+        else:
+            foreign.append(name)
+    if foreign:
+        others = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+        raise FormatError(
+            out / foreign[0],
+            f"not a file of a count directory{others}: counting writes into an empty "
+            "directory or replaces only its own counts; move this away or count into "
+            "another directory",
+        )
+    return own, MANIFEST in names
+
+
+def prepare_output(out: Union[str, os.PathLike], overwrite: bool = False) -> Path:
+    """Makes ``out`` ready for a count run: creates it, or checks that it is
+    empty, or (``overwrite``) deletes the counts of an earlier run there. A
+    directory holding anything a count run does not write (a user's file,
+    another tool's manifest) is a FormatError naming it, whatever
+    ``overwrite``: nothing is deleted; earlier counts without ``overwrite``
+    are a FileExistsError."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out}: not a directory; counts are written into a directory")
+    if not out.is_dir() or not os.listdir(out):
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+    own, finished = _own_files(out)
+    if not overwrite:
+        if finished:
+            raise FileExistsError(
+                f"{out} already holds counts; pass overwrite=True (--force) to replace them"
+            )
+        raise FileExistsError(
+            f"{out} holds an unfinished count run (shards, no {MANIFEST}); pass "
+            "overwrite=True (--force) to replace it"
+        )
+    for path in own:  # files before their directories
+        if path.is_dir():
+            path.rmdir()
+        else:
+            path.unlink()
+    return out
+
+
 def clear_counts(out: Path) -> None:
-    """Remove the manifest and shards of an earlier run in ``out``."""
-    (out / MANIFEST).unlink(missing_ok=True)
-    for pattern in ("part-*.bin", "part-*.bin.tmp"):
-        for old in out.glob(pattern):
-            old.unlink()
+    """Remove the manifest and shards of an earlier run in ``out``; a
+    FormatError (nothing removed) when ``out`` holds anything else."""
+    if Path(out).is_dir():
+        prepare_output(out, overwrite=True)
 
 
 def write_manifest(
@@ -396,17 +488,20 @@ def count_to_shards(
     path (its file is one text), or an iterable of texts and paths, e.g.
     :func:`bytepair.read_documents` for JSONL and other formats. ``max_memory``
     (bytes, see the module docstring) bounds the counts held in memory."""
+    from .sources import Documents
     from .training import _check_special_tokens, _texts, add_batch, progress_bar
 
     out = Path(out)
-    if (out / MANIFEST).exists() and not overwrite:
-        raise FileExistsError(f"{out} already holds counts; pass overwrite=True to replace them")
     check_partitions(partitions)
     check_max_memory(max_memory)
     special_tokens = _check_special_tokens(special_tokens)
     pre = resolve(pretokenizer)
-    out.mkdir(parents=True, exist_ok=True)
-    clear_counts(out)
+    if isinstance(documents, Documents) and not documents.started:
+        # read_documents' inputs: listed now (a missing input fails before
+        # the output is touched), without the output directory inside one.
+        documents = documents.excluding(out)
+        documents.files()
+    prepare_output(out, overwrite)
     counter = _native.PretokenCounter(
         special_tokens, pre.kind, pre.pattern if pre.kind == "regex" else None
     )

@@ -47,7 +47,7 @@ from .sources import PathInput, input_files, read_documents
 
 INSTALL_HINT = "Ray is not installed: pip install 'bytepair[ray]'"
 # Map outputs go here inside the output directory (so they are on the shared filesystem too).
-STAGING = "_map"
+STAGING = counts.STAGING
 
 
 def import_ray() -> Any:
@@ -192,18 +192,17 @@ def count_on_ray(
     from .training import _check_special_tokens, progress_bar
 
     out = Path(out)
-    if (out / counts.MANIFEST).exists() and not overwrite:
-        raise FileExistsError(f"{out} already holds counts; pass overwrite=True to replace them")
     counts.check_partitions(partitions)
     counts.check_max_memory(max_memory)
     if map_tasks is not None and (isinstance(map_tasks, bool) or map_tasks < 1):
         raise ValueError(f"map_tasks must be a positive int, not {map_tasks!r}")
     pre, specials = resolve(pretokenizer), _check_special_tokens(special_tokens)
-    files = list(input_files(inputs))  # a missing input fails here, before any task
-    out.mkdir(parents=True, exist_ok=True)
-    counts.clear_counts(out)
+    # A missing input fails here, before any task; the output is no input.
+    files = list(input_files(inputs, exclude=[out]))
+    # Checks that out holds nothing but counts (its own map outputs included)
+    # before anything is deleted there.
+    counts.prepare_output(out, overwrite)
     staging = out / STAGING
-    shutil.rmtree(staging, ignore_errors=True)
     try:
         with ray_session(address) as ray:
             groups = group_files(files, map_tasks or 2 * _cluster_cpus(ray))
