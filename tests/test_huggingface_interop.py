@@ -66,8 +66,15 @@ def test_stripping_specials_cut_text_as_tokenizers_does(tmp_path):
     import json
     import random
 
-    specials = ["<|endoftext|>", "<m>", " <x>", "<y>", "\n", "ab", "<m><y>"]
-    strips = {"<|endoftext|>": (1, 1), "<m>": (0, 1), " <x>": (1, 0), "<y>": (1, 1), "ab": (1, 1)}
+    specials = ["<|endoftext|>", "<m>", " <x>", "<y>", "\n", "ab", "<m><y>", "\t"]
+    strips = {
+        "<|endoftext|>": (1, 1),
+        "<m>": (0, 1),
+        " <x>": (1, 0),
+        "<y>": (1, 1),
+        "ab": (1, 1),
+        "\t": (1, 0),  # left with nothing inside whitespace <m> strips: dropped
+    }
     tok = bytepair.train(["ab ba <x> aab\nx y"] * 20, 300, special_tokens=specials, progress=False)
     path = tmp_path / "strip.json"
     tok.save(path)
@@ -78,10 +85,18 @@ def test_stripping_specials_cut_text_as_tokenizers_does(tmp_path):
     ours, theirs = bytepair.load(path), tokenizers.Tokenizer.from_file(str(path))
     parts = ["<m>", " <x>", "<x>", "<y>", "\n", "ab", "a", "b", "<m><y>", " ", "  ", "\t", "é"]
     rng = random.Random(5)
+    compared = 0
     for _ in range(2000):
         text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 8)))
-        want = theirs.encode(text, add_special_tokens=False).ids
+        try:
+            want = theirs.encode(text, add_special_tokens=False).ids
+        except BaseException as e:  # tokenizers panics ("bad split") on some overlaps
+            if type(e).__name__ != "PanicException":
+                raise
+            continue
         assert ours.encode(text, allowed_special="all") == want, repr(text)
+        compared += 1
+    assert compared > 1800
 
 
 @pytest.mark.parametrize(

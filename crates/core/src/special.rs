@@ -170,7 +170,11 @@ impl SpecialTokens {
             if last < start {
                 emit_text(&text[last..start], &mut segment)?;
             }
-            segment(Segment::Special(self.tokens[index].1))?;
+            // An lstrip special wholly inside whitespace the one before it
+            // stripped is left with nothing: tokenizers drops it.
+            if start < end {
+                segment(Segment::Special(self.tokens[index].1))?;
+            }
             last = end;
         }
         emit_text(&text[last..], &mut segment)
@@ -248,6 +252,7 @@ mod tests {
             ("<m>".into(), 7),
             ("\n".into(), 8),
             (" <x>".into(), 9),
+            ("\t".into(), 10),
         ])
         .unwrap()
         .with_strip(vec![
@@ -257,6 +262,10 @@ mod tests {
             },
             Strip::default(),
             Strip::default(),
+            Strip {
+                left: true,
+                right: false,
+            },
         ])
         .unwrap();
         for (text, want) in [
@@ -266,6 +275,8 @@ mod tests {
             ),
             ("<m> <x>", "Special(7) Special(9)"),
             ("<m>  c", "Special(7) Text(\"c\")"),
+            // An lstrip special inside the stripped whitespace is left empty: dropped.
+            ("<m>\tc", "Special(7) Text(\"c\")"),
         ] {
             let mut out = Vec::new();
             s.split(text, Selection::All, |seg| {
