@@ -186,7 +186,7 @@ def test_a_failed_encoding_raises_the_task_error_and_resumes(ray_cluster, corpus
     bad.write_text('{"text": "fine"}\n{"text": 12345}\n', encoding="utf-8")
     inputs = [*corpus, bad]
     tokenizer = bytepair.train(list(read_documents(corpus)), VOCAB, progress=False)
-    with pytest.raises(FormatError, match=r"bad\.jsonl \(line 2\): field 'text' is int"):
+    with pytest.raises(FormatError, match=r"bad\.jsonl \(line 2\): field 'text' is a number"):
         encode_dataset_on_ray(inputs, tokenizer, tmp_path / "ray", shard_tokens=30_000)
     assert not (tmp_path / "ray" / "dataset.json").exists()
     bad.write_text('{"text": "fine"}\n{"text": "123"}\n', encoding="utf-8")  # same size

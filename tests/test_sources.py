@@ -339,3 +339,37 @@ def test_a_file_reached_twice_is_read_once_where_first_reached(tmp_path):
     assert paths_of(inputs) == ["x.txt", "hard.txt"]
     assert list(read_documents(inputs)) == DOCS + ["y"]
     assert paths_of([y, x, tmp_path]) == ["y.txt", "x.txt"]
+
+
+def test_json_lines_edge_cases_are_named_for_what_they_are(tmp_path):
+    """A BOM gave "invalid JSON: Unexpected UTF-8 BOM", `[1,2]` "no field
+    'text'", a null "is NoneType"."""
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b'\xef\xbb\xbf{"text": "a"}\n{"text": "b"}\n')
+    assert list(read_documents(bom)) == ["a", "b"]
+    text = tmp_path / "bom.txt"
+    text.write_bytes(b"\xef\xbb\xbfa\n\nb\n")
+    assert list(read_documents(text)) == ["\ufeffa", "b"]  # text is passed through as it is
+    later = tmp_path / "later.jsonl"
+    later.write_bytes(b'{"text": "a"}\n\xef\xbb\xbf{"text": "b"}\n')
+    with pytest.raises(FormatError, match=r"later.jsonl \(line 2\): invalid JSON"):
+        list(read_documents(later))
+    for line, problem in [
+        ("[1, 2]", r"line 2\): the record is an array, not a JSON object with a field 'text'"),
+        ('"str"', r"line 2\): the record is a string, not a JSON object"),
+        ("3", r"line 2\): the record is a number, not a JSON object"),
+        ('{"text": null}', r"line 2\): field 'text' is null, not text"),
+        ('{"text": {"a": 1}}', r"line 2\): field 'text' is an object, not text"),
+        ('{"text": true}', r"line 2\): field 'text' is a boolean, not text"),
+    ]:
+        path = tmp_path / "edge.jsonl"
+        path.write_text('{"text": "fine"}\n' + line + "\n", encoding="utf-8")
+        with pytest.raises(FormatError, match=problem):
+            list(read_documents(path))
+
+
+def test_a_line_of_spaces_belongs_to_its_document(tmp_path):
+    """Only an empty line ends a text document (README: "an empty line")."""
+    path = tmp_path / "ws.txt"
+    path.write_bytes(b"one\n  \t\ntwo\n\r\nthree\n\n\n")
+    assert list(read_documents(path)) == ["one\n  \t\ntwo", "three"]

@@ -5,8 +5,9 @@ globs and directories (recursively, in sorted order), by their names:
 
 - ``*.jsonl`` / ``*.json`` (JSON lines): one object a line, its ``field``;
 - ``*.parquet``: the ``field`` column (read in record batches; needs pyarrow);
-- anything else is plain UTF-8 text, where a blank line ends a document
-  (the blank lines themselves belong to no document);
+- anything else is plain UTF-8 text, where an empty line (nothing before
+  its ``\n`` or ``\r\n``) ends a document; empty lines belong to no
+  document, a line of spaces or tabs belongs to its document;
 - ``.gz`` and ``.zst``/``.zstd`` after those names are decompressed on the
   fly (zstd needs the ``zstandard`` package; a file of several frames or
   gzip members is read whole). Parquet needs random access, so a
@@ -399,20 +400,43 @@ def _text_documents(path: Path, on_read: OnRead) -> Iterator[str]:
         yield "".join(document).rstrip("\r\n")
 
 
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in JSON's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "a string"
+
+
 def _jsonl_documents(path: Path, field: str, on_read: OnRead) -> Iterator[str]:
     for number, line in _lines(path, on_read):
+        if number == 1 and line.startswith("\ufeff"):
+            line = line[1:]  # a byte order mark: no part of the JSON (text files keep it)
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as e:
             raise FormatError(path, f"invalid JSON: {e.msg}", f"line {number}") from None
-        if not isinstance(record, dict) or field not in record:
+        if not isinstance(record, dict):
+            raise FormatError(
+                path,
+                f"the record is {_json_kind(record)}, not a JSON object with a field {field!r}",
+                f"line {number}",
+            )
+        if field not in record:
             raise FormatError(path, f"no field {field!r} in this record", f"line {number}")
         value = record[field]
         if not isinstance(value, str):
             raise FormatError(
-                path, f"field {field!r} is {type(value).__name__}, not text", f"line {number}"
+                path, f"field {field!r} is {_json_kind(value)}, not text", f"line {number}"
             )
         # The line was valid UTF-8, so a surrogate can only come from a \u escape.
         if "\\u" in line:
@@ -467,9 +491,8 @@ def _parquet_rows(pq, path: Path, source: Union[Path, BinaryIO], field: str) -> 
         for value in values:
             row += 1
             if not isinstance(value, str):
-                raise FormatError(
-                    path, f"column {field!r} holds {type(value).__name__}, not text", f"row {row}"
-                )
+                kind = "null" if value is None else type(value).__name__
+                raise FormatError(path, f"column {field!r} holds {kind}, not text", f"row {row}")
             yield value
 
 
