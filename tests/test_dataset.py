@@ -644,3 +644,19 @@ def test_a_named_pipe_is_refused_with_the_reason(trained, tmp_path):
     with pytest.raises(ValueError, match=r"pipe: not a regular file .* to resume"):
         plan(pipe, trained, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_fingerprints_of_earlier_versions_still_match():
+    """A run started by the previous version resumes: fields the models gained
+    since (BPEModel.added_tokens) leave the fingerprint alone at their default.
+    The value is what bytepair at c8660ef computed for this model."""
+    from bytepair.dataset import tokenizer_fingerprint
+    from bytepair.model import BPEModel
+    from bytepair.pretokenizers import resolve
+
+    tokens = tuple(bytes([b]) for b in range(256)) + (b"ab", b"<s>")
+    model = BPEModel(tokens, ((97, 98),), {"<s>": 257}, resolve("gpt2"))
+    earlier = "ef36c5f09bf6f24890a62a4faf838e40771b1e8106565b0ae0f64d82d0f7c05e"
+    assert tokenizer_fingerprint(bytepair.Tokenizer(model)) == earlier
+    added = BPEModel(tokens, ((97, 98),), {"<s>": 257}, resolve("gpt2"), added_tokens=("<s>",))
+    assert tokenizer_fingerprint(bytepair.Tokenizer(added)) != earlier

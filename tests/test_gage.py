@@ -270,3 +270,26 @@ def test_progress_reports_bytes_and_an_exception_from_it_stops_the_work():
 
     with pytest.raises(KeyboardInterrupt):
         _native.gage_compress(data, interrupt)
+
+
+def test_the_progress_bar_ends_at_the_whole_input(monkeypatch):
+    """The core reports ten times a second, so its last report falls short."""
+    import bytepair.gage as gage_module
+
+    bars = []
+
+    class Bar:
+        def __init__(self, **kwargs):
+            self.n, self.total = 0, kwargs["total"]
+            bars.append(self)
+
+        def update(self, n):
+            self.n += n
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(gage_module, "progress_bar", lambda enabled, **kw: Bar(**kw))
+    data = b"abcabd" * 50_000
+    assert gage.decompress(gage.compress(data, progress=True)) == data
+    assert bars[0].n == bars[0].total == len(data)

@@ -327,6 +327,9 @@ def test_directories_and_globs_skip_hidden_names_alike(tmp_path):
     assert paths_of(str(data / "**"), exclude=()) == ["part-0.txt"]
     assert paths_of(str(data / "_*")) == ["_SUCCESS", "_metadata", "part-1.txt"]
     assert paths_of(data / "_SUCCESS") == ["_SUCCESS"]  # named: read
+    # A part that spells out its first character is asked for it, as '_*' is.
+    assert paths_of(str(data / "[_]S*")) == ["_SUCCESS"]
+    assert paths_of(str(data / "?SUCCESS")) == ["_SUCCESS"]
 
 
 def test_a_file_reached_twice_is_read_once_where_first_reached(tmp_path):

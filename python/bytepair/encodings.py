@@ -201,7 +201,8 @@ def load_any(spec: Union[str, os.PathLike]):
         if str(spec) in ENCODINGS or str(spec) in ALIASES:
             return get_encoding(str(spec))  # a clear error when the file is not there
         raise FileNotFoundError(
-            f"{spec}: no such file or directory, and not an encoding name ({', '.join(ENCODINGS)})"
+            f"{spec}: no such file or directory, and not an encoding name "
+            f"({', '.join(list_encoding_names())})"
         )
     if path.is_file() and path.name.endswith(".tiktoken"):
         return load_tiktoken(path)

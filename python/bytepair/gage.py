@@ -73,7 +73,9 @@ def compress(data: bytes, *, progress: Optional[bool] = None) -> bytes:
     if bar is None:
         return _native.gage_compress(data)
     try:
-        return _native.gage_compress(data, lambda done: bar.update(done - bar.n))
+        packed = _native.gage_compress(data, lambda done: bar.update(done - bar.n))
+        bar.update(len(data) - bar.n)  # the core reports ten times a second, not at the end
+        return packed
     finally:
         bar.close()
 

@@ -112,14 +112,12 @@ def _walk(root: Path, excluded: list[str]) -> list[Path]:
 
 def _hidden_match(pattern: str, match: str) -> bool:
     """Whether a glob's wildcard matched a hidden name in ``match``: a part
-    starting with '.' or '_' where the pattern has a wildcard not starting
-    with that character ('data/*' skips data/_SUCCESS, 'data/_*' does not)."""
+    starting with '.' or '_' where the pattern's part starts with ``*``
+    ('data/*' skips data/_SUCCESS; 'data/_*', 'data/?S*' and 'data/[_]*',
+    which spell out the first character, do not)."""
     wanted, found = Path(pattern).parts, Path(match).parts
     if "**" not in wanted and len(wanted) == len(found):
-        return any(
-            glob.has_magic(w) and _hidden(f) and not w.startswith(f[0])
-            for w, f in zip(wanted, found)
-        )
+        return any(w.startswith("*") and _hidden(f) for w, f in zip(wanted, found))
     literal = 0
     while literal < len(wanted) and not glob.has_magic(wanted[literal]):
         literal += 1
