@@ -290,3 +290,24 @@ def test_a_model_built_by_hand_is_checked_field_by_field():
     for model, error, message in cases:
         with pytest.raises(error, match=message):
             bytepair.Tokenizer(model)
+
+
+def test_models_built_by_hand_take_numpy_integers_as_the_core_does(shared_data):
+    import dataclasses
+
+    import numpy as np
+
+    from bytepair.pretokenizers import resolve
+
+    tokens = tuple(bytes([b]) for b in range(256)) + (b"ab", b"<s>")
+    ids = {"<s>": np.int64(257)}
+    model = bytepair.BPEModel(tokens, ((np.int64(97), np.int64(98)),), ids, resolve("gpt2"))
+    assert bytepair.Tokenizer(model).encode("ab<s>", allowed_special="all") == [256, 257]
+    path = shared_data / "models" / "sentencepiece" / "sp_test_model.model"
+    if path.is_file():
+        tok = bytepair.load(path)
+        model = dataclasses.replace(tok.model, unk_id=np.int64(tok.model.unk_id))
+        loaded = bytepair.SentencePieceTokenizer(model, flavor="sentencepiece")
+        assert loaded.encode("hello world") == tok.encode("hello world")
+        with pytest.raises(ValueError, match="tokenizers flavor follows a tokenizer.json"):
+            bytepair.SentencePieceTokenizer(tok.model, flavor="tokenizers")

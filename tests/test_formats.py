@@ -1416,3 +1416,22 @@ def test_tiktoken_export_refuses_added_tokens_unless_forced(tmp_path):
     with pytest.warns(UserWarning, match="non-special added tokens"):
         ranks = tiktoken_format.export_ranks(model, force=True)
     assert ranks == tiktoken_format.export_ranks(make_model())
+
+
+def test_a_stripping_token_beside_a_normalized_whitespace_token_is_refused():
+    """tokenizers cuts the normalized-false added tokens out first, with the
+    whitespace they strip, and only then looks for normalized ones: a normalized
+    token holding whitespace ('\\t', a run of spaces) can be swallowed there,
+    which bytepair's one pass cannot follow ('a\\t <|endoftext|>' with an lstrip
+    <|endoftext|> gave the '\\t' token as well)."""
+    for option in ("lstrip", "rstrip"):
+        document = hf_document()
+        document["added_tokens"][0][option] = True  # '<|endoftext|>', normalized false
+        document["added_tokens"][1]["content"] = "\t"  # '<|pad|>' becomes a normalized '\t'
+        document["added_tokens"][1]["normalized"] = True
+        document["model"]["vocab"]["\t"] = document["model"]["vocab"].pop("<|pad|>")
+        with pytest.raises(FormatError, match=r"'<\|endoftext\|>' \(normalized false, stripping"):
+            huggingface.loads(json.dumps(document), "tok.json")
+    # Without the strip, one pass and two agree.
+    document["added_tokens"][0]["rstrip"] = False
+    huggingface.loads(json.dumps(document), "tok.json")

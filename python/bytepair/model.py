@@ -74,7 +74,7 @@ class BPEModel:
                     "is one of them, with its id there)"
                 )
             chosen.add(text)
-        # In the order of special_tokens, so that equal models compare (and hash) equal.
+        # In the order of special_tokens, so that equal models compare equal.
         ordered = tuple(text for text in self.special_tokens if text in chosen)
         object.__setattr__(self, "added_tokens", ordered)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import operator
 import os
 import random
 import re
@@ -102,6 +103,11 @@ class SentencePieceTokenizer:
         if flavor not in FLAVORS:
             raise ValueError(f"unknown flavor {flavor!r}: use one of {', '.join(FLAVORS)}")
         _check_model(model, flavor)
+        if flavor == "tokenizers" and extra is None:
+            raise ValueError(
+                "the tokenizers flavor follows a tokenizer.json's pipeline, given as extra= "
+                "(formats.hf_unigram.load gives it; bytepair.load reads such a file whole)"
+            )
         self._model = model
         self._flavor = flavor
         self._training = training
@@ -561,8 +567,9 @@ def _check_model(model: object, flavor: str) -> None:
         )
     unk_id = model.unk_id
     if unk_id is not None:
-        if isinstance(unk_id, bool) or not isinstance(unk_id, int):
+        if isinstance(unk_id, bool) or not hasattr(unk_id, "__index__"):
             raise TypeError(f"{name}.unk_id must be an int or None, not {type(unk_id).__name__}")
+        unk_id = operator.index(unk_id)  # numpy integers too, as the core reads it
         if not 0 <= unk_id < len(model.pieces):
             raise ValueError(
                 f"{name}.unk_id is {unk_id}, not an id of the {len(model.pieces)} pieces"

@@ -80,6 +80,22 @@ def _checked_ids(ids: Iterable[object], n_vocab: int) -> list[int]:
 _ID_LIMIT = 1 << 32  # the core's ids are u32
 
 
+def _as_index(value: object) -> Optional[int]:
+    """``value`` as the core reads an id (anything ``operator.index`` takes,
+    numpy integers too, but not a bool); None when it is none."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _is_id(value: object) -> bool:
+    index = _as_index(value)
+    return index is not None and 0 <= index < _ID_LIMIT
+
+
 def _check_model_fields(model: BPEModel) -> None:
     """The types and ranges the core's arguments need, checked first so that a
     model built by hand gets an error naming the field and index (the core then
@@ -89,7 +105,7 @@ def _check_model_fields(model: BPEModel) -> None:
             raise TypeError(f"tokens[{i}] is {type(token).__name__}, not bytes (or None)")
     for rank, pair in enumerate(model.merges or ()):
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2) or not all(
-            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < _ID_LIMIT for i in pair
+            _is_id(i) for i in pair
         ):
             raise ValueError(f"merge rank {rank} is {pair!r}, not a pair of token ids")
     for text, token_id in model.special_tokens.items():
@@ -99,9 +115,10 @@ def _check_model_fields(model: BPEModel) -> None:
             text.encode("utf-8")
         except UnicodeEncodeError as e:
             raise _reject_surrogates(e, f"special token {text!r}") from None
-        if isinstance(token_id, bool) or not isinstance(token_id, int):
+        index = _as_index(token_id)
+        if index is None:
             raise TypeError(f"special token {text!r} has the id {token_id!r}, not an int")
-        if not 0 <= token_id < _ID_LIMIT:
+        if not 0 <= index < _ID_LIMIT:
             raise ValueError(f"special token {text!r} has the id {token_id}, not a token id")
 
 

@@ -3,6 +3,8 @@
 //! Matching rule: scanning left to right, the occurrence that starts first
 //! wins; among occurrences starting at the same place, the longest.
 
+use std::sync::{Arc, Mutex};
+
 use aho_corasick::{AhoCorasick, MatchKind};
 
 use crate::error::{Error, Result};
@@ -21,7 +23,17 @@ pub struct SpecialTokens {
     strip: Vec<Strip>,
     /// Matches every special token; None when there are none.
     all: Option<AhoCorasick>,
+    /// The matchers of the last subsets asked for (a tokenizer asks for the
+    /// same few again and again: its always-allowed added tokens, one set of
+    /// allowed specials), so a call does not build an automaton.
+    subsets: Arc<Mutex<Vec<KeptSubset>>>,
 }
+
+/// A subset's indices and the matcher of its texts.
+type KeptSubset = (Vec<usize>, Arc<AhoCorasick>);
+
+/// How many subsets' matchers are kept.
+const SUBSETS_KEPT: usize = 8;
 
 /// One piece of a text after special tokens were cut out.
 #[derive(Debug, PartialEq, Eq)]
@@ -68,7 +80,12 @@ impl SpecialTokens {
         }
         let all = matcher(tokens.iter().map(|(t, _)| t.as_str()));
         let strip = vec![Strip::default(); tokens.len()];
-        Ok(Self { tokens, strip, all })
+        Ok(Self {
+            tokens,
+            strip,
+            all,
+            subsets: Arc::default(),
+        })
     }
 
     /// Sets the whitespace each special token swallows, in the order of `tokens`.
@@ -92,20 +109,29 @@ impl SpecialTokens {
         self.tokens.is_empty()
     }
 
-    fn subset(&self, selection: &Selection) -> Result<Option<(AhoCorasick, Vec<u32>)>> {
+    fn subset(&self, selection: &Selection) -> Result<Option<Arc<AhoCorasick>>> {
         let Selection::Some(indices) = selection else {
             return Ok(None);
         };
-        let mut ids = Vec::with_capacity(indices.len());
         let mut texts = Vec::with_capacity(indices.len());
         for &i in *indices {
-            let (text, id) = self.tokens.get(i).ok_or_else(|| {
+            let (text, _) = self.tokens.get(i).ok_or_else(|| {
                 Error::InvalidSpecialTokens(format!("no special token with index {i}"))
             })?;
             texts.push(text.as_str());
-            ids.push(*id);
         }
-        Ok(matcher(texts).map(|m| (m, ids)))
+        let mut kept = self.subsets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, found)) = kept.iter().find(|(chosen, _)| chosen == indices) {
+            return Ok(Some(found.clone()));
+        }
+        let Some(built) = matcher(texts).map(Arc::new) else {
+            return Ok(None);
+        };
+        if kept.len() == SUBSETS_KEPT {
+            kept.remove(0);
+        }
+        kept.push((indices.to_vec(), built.clone()));
+        Ok(Some(built))
     }
 
     /// The first occurrence (byte position, text) of a selected special token.
@@ -117,7 +143,7 @@ impl SpecialTokens {
                 .as_ref()
                 .and_then(|m| m.find(text))
                 .map(|m| (m.start(), self.tokens[m.pattern().as_usize()].0.as_str())),
-            Selection::Some(indices) => self.subset(&selection)?.and_then(|(m, _)| {
+            Selection::Some(indices) => self.subset(&selection)?.and_then(|m| {
                 m.find(text).map(|found| {
                     let index = indices[found.pattern().as_usize()];
                     (found.start(), self.tokens[index].0.as_str())
@@ -135,17 +161,18 @@ impl SpecialTokens {
         mut segment: impl FnMut(Segment<'t>) -> Result<()>,
     ) -> Result<()> {
         let subset;
-        // The matcher and, per pattern, the index of its special token.
-        let (matcher, indices): (&AhoCorasick, Vec<usize>) = match selection {
+        // The matcher and, per pattern, the index of its special token
+        // (None: the pattern's own index, for the matcher of them all).
+        let (matcher, indices): (&AhoCorasick, Option<&[usize]>) = match selection {
             Selection::Nothing => return emit_text(text, &mut segment),
             Selection::All => match &self.all {
-                Some(m) => (m, (0..self.tokens.len()).collect()),
+                Some(m) => (m, None),
                 None => return emit_text(text, &mut segment),
             },
             Selection::Some(chosen) => {
                 subset = self.subset(&selection)?;
                 match &subset {
-                    Some((m, _)) => (m, chosen.to_vec()),
+                    Some(m) => (m, Some(chosen)),
                     None => return emit_text(text, &mut segment),
                 }
             }
@@ -157,7 +184,8 @@ impl SpecialTokens {
         // emitted only from where the last special ended.
         let mut last = 0;
         for found in matcher.find_iter(text) {
-            let index = indices[found.pattern().as_usize()];
+            let pattern = found.pattern().as_usize();
+            let index = indices.map_or(pattern, |chosen| chosen[pattern]);
             let strip = self.strip[index];
             let mut start = found.start();
             if strip.left {

@@ -718,17 +718,28 @@ class _Reader:
         # tokenizers cuts out the non-normalized added tokens first, then the
         # normalized ones; bytepair takes the leftmost-longest of all at once.
         # Both agree unless a token of one kind can overlap one of the other.
+        # A token of the first kind also takes the whitespace it strips first,
+        # so a token of the second kind holding whitespace can lie inside it.
         first = [t for t in specials if not normalized[t]]
         second = [t for t in specials if normalized[t]]
         if not first or not second:
             return
         for a in first:
+            strips = any(self.special_strip.get(a, (False, False)))
             for b in second:
                 if _overlap(a, b):
                     raise self.error(
                         f"special tokens {a!r} (normalized false) and {b!r} (normalized true) "
                         "can overlap in a text; tokenizers then prefers the first kind wherever "
                         "it is, bytepair the leftmost",
+                        "added_tokens",
+                    )
+                if strips and any(c.isspace() for c in b):
+                    raise self.error(
+                        f"added tokens {a!r} (normalized false, stripping whitespace) and "
+                        f"{b!r} (normalized true, holding whitespace): tokenizers cuts out the "
+                        "first kind with the whitespace it strips before it looks for the "
+                        "second, bytepair looks for both at once",
                         "added_tokens",
                     )
 
