@@ -385,13 +385,6 @@ def prepare_output(out: Union[str, os.PathLike], overwrite: bool = False) -> Pat
     return out
 
 
-def clear_counts(out: Path) -> None:
-    """Remove the manifest and shards of an earlier run in ``out``; a
-    FormatError (nothing removed) when ``out`` holds anything else."""
-    if Path(out).is_dir():
-        prepare_output(out, overwrite=True)
-
-
 def write_manifest(
     out: Union[str, os.PathLike],
     pretokenizer: PretokenizerSpec,
