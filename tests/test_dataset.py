@@ -660,3 +660,19 @@ def test_fingerprints_of_earlier_versions_still_match():
     assert tokenizer_fingerprint(bytepair.Tokenizer(model)) == earlier
     added = BPEModel(tokens, ((97, 98),), {"<s>": 257}, resolve("gpt2"), added_tokens=("<s>",))
     assert tokenizer_fingerprint(bytepair.Tokenizer(added)) != earlier
+
+
+def test_a_non_special_added_token_may_be_the_eot_and_named_as_allowed(tmp_path):
+    """tokenizer.json's "special": false tokens are tokens with a text of their
+    own: the eot by its text, and harmless in allowed_special (always cut out)."""
+    import dataclasses
+
+    tok = bytepair.train(["a b <sep> c"] * 20, 270, special_tokens=["<sep>"], progress=False)
+    model = dataclasses.replace(tok.model, added_tokens=("<sep>",))
+    added = bytepair.Tokenizer(model)
+    text = tmp_path / "in.txt"
+    text.write_text("x <sep> y\n\nz\n", encoding="utf-8")  # two documents
+    out = encode_dataset(text, added, tmp_path / "d", eot="<sep>", allowed_special=["<sep>"])
+    ds = TokenDataset(out)
+    assert ds.eot == added.added_tokens["<sep>"]
+    assert list(ds[0]) == added.encode("x <sep> y") + [ds.eot]

@@ -204,7 +204,9 @@ def _eot_id(tokenizer, eot: Union[int, str, None]) -> Optional[int]:
     if eot is None:
         return None
     if isinstance(eot, str):
-        specials = tokenizer.special_tokens
+        # A non-special added token (tokenizer.json "special": false) is a
+        # token with a text of its own too.
+        specials = {**tokenizer.special_tokens, **getattr(tokenizer, "added_tokens", {})}
         if eot not in specials:
             raise ValueError(
                 f"eot {eot!r} is not a special token of this tokenizer "
@@ -255,7 +257,11 @@ def make_settings(
         if isinstance(allowed_special, str):
             raise TypeError("allowed_special must be 'all' or a collection of special tokens")
         allowed_special = tuple(sorted(set(allowed_special)))
-        unknown = [t for t in allowed_special if t not in tokenizer.special_tokens]
+        # An added token is named harmlessly: every encode cuts it out anyway.
+        added = getattr(tokenizer, "added_tokens", {})
+        unknown = [
+            t for t in allowed_special if t not in tokenizer.special_tokens and t not in added
+        ]
         if unknown:
             raise ValueError(f"allowed_special names {unknown}, which are not special tokens")
     settings = DatasetSettings(
