@@ -612,7 +612,6 @@ def merge_list_model(tokenizer: Union[Tokenizer, BPEModel]) -> BPEModel:
 def _min_width(pattern: str) -> Optional[int]:
     """The fewest characters ``pattern`` can match, by Python's regex parser
     (``\\p{..}`` classes counted as one character); None when it cannot tell."""
-    import re
 
     try:
         from re import _parser as sre_parse  # Python >= 3.11
@@ -640,11 +639,11 @@ def _wrapped(pattern: str) -> str:
 
 
 def _unwrapped(pat_str: str) -> Optional[str]:
-    """The pattern :func:`_wrapped` made ``pat_str`` from, if it did."""
-    found = re.fullmatch(r"\(\?:(.*)\)\|\(\?:\(\?!\(\?:(.*)\)\)\[\\s\\S\]\)\+", pat_str, re.S)
-    if found is None or found.group(1) != found.group(2) or _wrapped(found.group(1)) != pat_str:
-        return None
-    return found.group(1)
+    """The pattern :func:`_wrapped` made ``pat_str`` from, if it did: the
+    wrapping adds a fixed text around two copies of the pattern."""
+    length = (len(pat_str) - len(_wrapped(""))) // 2
+    pattern = pat_str[3 : 3 + length]  # after "(?:"
+    return pattern if length > 0 and _wrapped(pattern) == pat_str else None
 
 
 def tiktoken_pattern(pretokenizer: Pretokenizer) -> tuple[str, Optional[str]]:
