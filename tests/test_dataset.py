@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -660,6 +661,25 @@ def test_fingerprints_of_earlier_versions_still_match():
     assert tokenizer_fingerprint(bytepair.Tokenizer(model)) == earlier
     added = BPEModel(tokens, ((97, 98),), {"<s>": 257}, resolve("gpt2"), added_tokens=("<s>",))
     assert tokenizer_fingerprint(bytepair.Tokenizer(added)) != earlier
+
+
+def test_unigram_fingerprints_of_earlier_versions_still_match():
+    """As above for SentencePieceModel.normalize; the value is what bytepair
+    at 612f574 computed for this model."""
+    import dataclasses
+
+    from bytepair.dataset import tokenizer_fingerprint
+    from bytepair.sentencepiece_tokenizer import SentencePieceTokenizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tok = bytepair.train(
+            ["ab ab cd <s> ab"], 20, model="unigram", special_tokens=["<s>"], progress=False
+        )
+    earlier = "7670cd8ad999d52b16b0f9ff56b7ce7fc29d9d7498b5ea06725743fe81acb90c"
+    assert tokenizer_fingerprint(tok) == earlier
+    normalized = SentencePieceTokenizer(dataclasses.replace(tok.model, normalize=("nfc",)))
+    assert tokenizer_fingerprint(normalized) != earlier
 
 
 def test_a_non_special_added_token_may_be_the_eot_and_named_as_allowed(tmp_path):

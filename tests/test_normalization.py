@@ -12,7 +12,7 @@ import unicodedata
 import warnings
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import bytepair
@@ -207,8 +207,10 @@ def test_bad_normalizations_are_named():
         bytepair.train(["x"], 260, normalize=["nfc", "nfkc"])
     with pytest.raises(TypeError, match="normalize"):
         bytepair.train(["x"], 260, normalize=[1])
-    with pytest.raises(TypeError, match="byte-level BPE options"):
-        bytepair.train(["x y"], 300, model="unigram", normalize="nfc")
+    with pytest.raises(TypeError, match="char-bpe reads words as given"):
+        bytepair.train(["x y"], 300, model="char-bpe", normalize="nfc")
+    with pytest.raises(ValueError, match="at most one of nfc and nfkc"):
+        bytepair.train(["x y"], 300, model="unigram", normalize=["nfc", "nfkc"])
 
 
 def test_the_command_line_trains_with_it(tmp_path):
@@ -222,4 +224,157 @@ def test_the_command_line_trains_with_it(tmp_path):
     assert bytepair.load(out).normalize == ("nfkc", "lowercase")
     assert main([*args, "--normalize", "nfc", "--format", "gpt2", "--force"]) == 1
     assert main([*args, "--normalize", "nfc", "--normalize", "nfkc", "--force"]) == 1
-    assert main([*args, "--normalize", "nfc", "--model", "unigram", "--force"]) == 1
+    assert main([*args, "--normalize", "nfkc", "--model", "unigram", "--force"]) == 0
+    assert bytepair.load(out).normalize == ("nfkc",)
+    assert bytepair.load(out).encode_ordinary("ﬁne") == bytepair.load(out).encode_ordinary("fine")
+
+
+# ---------------------------------------------------------------------------
+# The unigram model
+
+
+def unigram_core_and_reference(texts, vocab_size, normalize, **kwargs):
+    from bytepair.reference import unigram as reference_unigram
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fewer pieces than asked
+        core = bytepair.train(
+            texts, vocab_size, model="unigram", normalize=normalize, progress=False, **kwargs
+        )
+        ref = reference_unigram.train(texts, vocab_size, normalization=normalize, **kwargs)
+    return core, ref
+
+
+@settings(max_examples=40)
+@given(st.lists(normal_text, min_size=1, max_size=8), st.sampled_from(NORMALIZATIONS))
+@example(["ΟΔΟΣ ΣΑ ﬁ①Ａ", "e\u0301 İ ß", "ΟΔΟΣ."], ("lowercase",))
+@example(["ΟΔΟΣ ΣΑ ﬁ①Ａ", "e\u0301 İ ß ½ ℌ"], ("nfkc", "lowercase"))
+@example(["e\u0301\u0327 가\u1100\u1161\u11a8 Å\u3000x\u00a0y"], ("nfkc",))
+def test_unigram_core_trains_and_encodes_like_the_reference(texts, normalize):
+    from bytepair.reference import unigram as reference_unigram
+
+    specials = ["<S>", "Ａ"]
+    texts = [t + "<S>" + t.upper() + "Ａ\u0338" for t in texts]
+    core, ref = unigram_core_and_reference(
+        texts, 200, normalize, special_tokens=specials, character_coverage=1.0
+    )
+    assert list(core.model.pieces) == ref.pieces
+    assert [s.hex() for s in core.model.scores] == [float(s).hex() for s in ref.scores]
+    assert core.normalize == normalize == ref.normalization
+    for text in texts:
+        expected = reference_unigram.encode(text, ref, allowed_special="all")
+        assert core.encode(text, allowed_special="all") == expected
+        # "<S>" stays a special token under lowercase, "Ａ" under NFKC: they
+        # are found in the text as given.
+        assert expected.count(1) == text.count("<S>") and expected.count(2) == text.count("Ａ")
+        plain = reference_unigram.encode(text, ref)
+        assert core.encode_ordinary(text) == plain
+        assert core.encode_batch([text, text], disallowed_special=()) == [plain, plain]
+
+
+def test_unigram_normalizes_what_it_counts_and_encodes():
+    texts = ["Ｃａｆé CAFÉ café ﬁne FINE fine"] * 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tok = bytepair.train(
+            texts, 40, model="unigram", normalize=["nfkc", "lowercase"], progress=False
+        )
+        plain = bytepair.train(["café fine " * 30], 40, model="unigram", progress=False)
+    assert not any(c.isupper() or c in "Ｃﬁ" for p in tok.model.pieces[1:] for c in p)
+    assert set(tok.model.pieces) == set(plain.model.pieces)
+    assert tok.encode_ordinary("ＣＡＦÉ ﬁne") == tok.encode_ordinary("café fine")
+    assert tok.decode(tok.encode_ordinary("ＣＡＦÉ ﬁne")) == "café fine"
+    sampled = tok.encode_sample("ＣＡＦÉ ﬁne", alpha=1e6, seed=1)
+    assert sampled == tok.encode_ordinary("café fine")
+
+
+@pytest.mark.parametrize("normalize", NORMALIZATIONS)
+def test_unigram_tokenizer_json_gives_the_same_ids_in_tokenizers(normalize, shared_data, tmp_path):
+    """The export writes tokenizers' NFC/NFKC/Lowercase normalizers before the
+    Prepend of the dummy ``▁``; it reads back as a model trained here."""
+    tokenizers = pytest.importorskip("tokenizers")
+    text = real_text(shared_data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tok = bytepair.train(
+            [text[:60_000], CHANGED, CHANGED.upper()],
+            1500,
+            model="unigram",
+            normalize=normalize,
+            special_tokens=["<|end|>"],
+            progress=False,
+        )
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    written = json.loads(path.read_text("utf-8"))["normalizer"]
+    types = {"nfc": "NFC", "nfkc": "NFKC", "lowercase": "Lowercase"}
+    assert [step["type"] for step in written["normalizers"]] == [
+        *(types[name] for name in normalize),
+        "Prepend",
+    ]
+    theirs = tokenizers.Tokenizer.from_file(str(path))
+    loaded = bytepair.load(path)
+    assert loaded.flavor == "bytepair" and loaded.normalize == normalize
+    probes = [text[60_000:][i : i + 2000] for i in range(0, 40_000, 2000)]
+    probes += [CHANGED, CHANGED.upper(), "ΟΔΟΣ<|end|>ΣΑ", "Ａ<|end|>\u0301x", "ﬁ" * 50]
+    probes += [p.upper() for p in probes[:5]]
+    for probe in probes:
+        ours = tok.encode(probe, allowed_special="all")
+        assert theirs.encode(probe, add_special_tokens=False).ids == ours, probe[:80]
+        assert loaded.encode(probe, allowed_special="all") == ours
+
+
+def test_a_foreign_unigram_file_with_these_normalizers_encodes_as_tokenizers(tmp_path):
+    """A Unigram tokenizer.json not written by bytepair (here: no Split of the
+    unknown characters) with NFKC and Lowercase steps follows tokenizers'
+    rules, in the core and in the reference."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from bytepair.formats import hf_unigram
+    from bytepair.reference import hf_unigram as reference_hf
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tok = bytepair.train(
+            ["ﬁne Ｃａｆé café CAFÉ ΣΟΦΙΑ σοφια " * 20],
+            60,
+            model="unigram",
+            normalize=("nfkc", "lowercase"),
+            progress=False,
+        )
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    document = json.loads(path.read_text("utf-8"))
+    document["pre_tokenizer"] = document["pre_tokenizer"]["pretokenizers"][-1]  # Metaspace alone
+    path.write_text(json.dumps(document), "utf-8")
+    loaded = bytepair.load(path)
+    assert loaded.flavor == "tokenizers"
+    theirs = tokenizers.Tokenizer.from_file(str(path))
+    model, pipeline = hf_unigram.load(path)
+    assert pipeline.normalizers[:2] == ("nfkc", "lowercase")
+    for probe in ["ＣＡＦÉ ﬁne", "ΣΟΦΙΑ xyz", CHANGED, CHANGED.upper(), "a\u3000b"]:
+        expected = theirs.encode(probe, add_special_tokens=False).ids
+        assert loaded.encode_ordinary(probe) == expected, probe
+        assert reference_hf.encode(model, pipeline, probe) == expected, probe
+
+
+def test_only_a_model_trained_here_holds_normalize():
+    import dataclasses
+
+    from bytepair.sentencepiece_tokenizer import SentencePieceTokenizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tok = bytepair.train(["ab ab"], 10, model="unigram", progress=False)
+    model = tok.model
+    with pytest.raises(
+        ValueError, match=r"SentencePieceModel.normalize must be .*\(the form first\)"
+    ):
+        SentencePieceTokenizer(dataclasses.replace(model, normalize=("lowercase", "nfc")))
+    with pytest.raises(ValueError, match="SentencePieceModel.normalize: unknown normalization"):
+        SentencePieceTokenizer(dataclasses.replace(model, normalize=("nfd",)))
+    with pytest.raises(TypeError, match="SentencePieceModel.normalize must be a tuple"):
+        SentencePieceTokenizer(dataclasses.replace(model, normalize="nfc"))
+    with pytest.raises(ValueError, match="a sentencepiece model normalizes as its file says"):
+        SentencePieceTokenizer(
+            dataclasses.replace(model, normalize=("nfc",)), flavor="sentencepiece"
+        )

@@ -133,7 +133,13 @@ def _settings_problem(settings: DatasetSettings) -> Optional[str]:
 # Fields the models gained after datasets began to record fingerprints: left
 # out while they hold their default, so that a run started before them (with
 # a tokenizer that has no use for them) still resumes.
-_LATER_FIELDS = frozenset({("BPEModel", "added_tokens"), ("HFPipeline", "isolate_unknown")})
+_LATER_FIELDS = frozenset(
+    {
+        ("BPEModel", "added_tokens"),
+        ("HFPipeline", "isolate_unknown"),
+        ("SentencePieceModel", "normalize"),
+    }
+)
 
 
 def _feed(digest, value: object) -> None:

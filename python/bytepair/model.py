@@ -138,6 +138,11 @@ class SentencePieceModel:
     pretokenizer: None for SentencePiece-style whitespace (``normalizer``
         decides), or a BPE-side pre-tokenizer whose pieces are segmented
         one by one.
+    normalize: for a unigram model trained here (the ``"bytepair"`` flavor),
+        what is done to the text between special tokens before it is cut
+        into words, as :attr:`BPEModel.normalize`: ``()``, or ``"nfc"``/
+        ``"nfkc"`` and/or ``"lowercase"``, in that order. Models read from a
+        file normalize as ``normalizer`` and their pipeline say.
     """
 
     pieces: tuple[str, ...]
@@ -148,3 +153,4 @@ class SentencePieceModel:
     byte_fallback: bool = False
     normalizer: SentencePieceNormalizer = field(default_factory=SentencePieceNormalizer)
     pretokenizer: Optional[Pretokenizer] = None
+    normalize: tuple[str, ...] = ()

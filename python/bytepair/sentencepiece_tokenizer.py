@@ -139,6 +139,7 @@ class SentencePieceTokenizer:
                 specials,
                 "metaspace" if pre is None else pre.kind,
                 pre.pattern if pre is not None and pre.kind == "regex" else None,
+                list(model.normalize),
             )
 
     # ---- Encoding ----
@@ -463,6 +464,13 @@ class SentencePieceTokenizer:
         return self._model
 
     @property
+    def normalize(self) -> tuple[str, ...]:
+        """The normalization of the text between special tokens (a model
+        trained with ``normalize``): ``()``, or ``"nfc"``/``"nfkc"`` and/or
+        ``"lowercase"``."""
+        return self._model.normalize
+
+    @property
     def flavor(self) -> str:
         return self._flavor
 
@@ -574,6 +582,7 @@ def _check_model(model: object, flavor: str) -> None:
             raise ValueError(
                 f"{name}.unk_id is {unk_id}, not an id of the {len(model.pieces)} pieces"
             )
+    _check_normalize(model, flavor)
     allowed_kinds = _BYTEPAIR_KINDS if flavor == "bytepair" else PIECE_KINDS
     if _looks_valid(model, allowed_kinds):
         return
@@ -601,6 +610,27 @@ def _check_model(model: object, flavor: str) -> None:
             )
         if kind == "byte" and not _BYTE_PIECE.fullmatch(piece):
             raise ValueError(f"{name}.pieces[{i}] {piece!r} is a byte piece, but not <0xXX>")
+
+
+def _check_normalize(model: SentencePieceModel, flavor: str) -> None:
+    from .normalization import resolve_normalize
+
+    name = "SentencePieceModel.normalize"
+    if not isinstance(model.normalize, tuple):
+        raise TypeError(f"{name} must be a tuple, not {type(model.normalize).__name__}")
+    if not model.normalize:
+        return
+    if flavor != "bytepair":
+        raise ValueError(
+            f"{name} is {model.normalize!r}: a {flavor} model normalizes as its file says "
+            "(SentencePieceModel.normalizer, and a tokenizer.json's pipeline)"
+        )
+    try:
+        canonical = resolve_normalize(model.normalize)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{name}: {error}") from None
+    if canonical != model.normalize:
+        raise ValueError(f"{name} must be {canonical!r} (the form first), not {model.normalize!r}")
 
 
 def _looks_valid(model: SentencePieceModel, allowed_kinds: tuple[str, ...]) -> bool:
@@ -631,9 +661,11 @@ def _for_tokenizers(model: SentencePieceModel):
     piece (text such as ``"<0x41>"`` must not match the byte piece); the
     score of an unknown character moves with them, which changes no
     segmentation unless the text spells such a piece out with characters the
-    vocabulary left out. A ``Prepend("▁")`` normalizer gives each piece of
-    text between added tokens its dummy ``▁`` (Metaspace adds none); specials
-    are added tokens, cut out first (as ``encode(..., allowed_special="all")``).
+    vocabulary left out. The model's ``normalize`` steps become tokenizers'
+    ``NFC``/``NFKC``/``Lowercase`` normalizers (the ones bytepair's match), then
+    a ``Prepend("▁")`` normalizer gives each piece of text between added
+    tokens its dummy ``▁`` (Metaspace adds none); specials are added tokens,
+    cut out of the text as given first (as ``encode(..., allowed_special="all")``).
     """
     import dataclasses
 
@@ -661,13 +693,14 @@ def _for_tokenizers(model: SentencePieceModel):
         ],
     }
     pipeline = HFPipeline(
-        normalizers=(Prepend(METASPACE),),
+        normalizers=(*model.normalize, Prepend(METASPACE)),
         added_tokens=added,
         decoder=json.dumps(decoder),
         isolate_unknown=True,
     )
     normalizer = dataclasses.replace(model.normalizer, add_dummy_prefix=False)
-    return dataclasses.replace(model, scores=scores, normalizer=normalizer), pipeline
+    written = dataclasses.replace(model, scores=scores, normalizer=normalizer, normalize=())
+    return written, pipeline
 
 
 def _lowered_score(model: SentencePieceModel) -> float:
@@ -699,7 +732,14 @@ def _sentencepiece_core(model: SentencePieceModel):
 def _tokenizers_core(model: SentencePieceModel, pipeline):
     """The core's port of tokenizers' Unigram encoder for a ``tokenizer.json``."""
     from .formats.hf_regex import from_tokenizers
-    from .formats.hf_unigram import PRECOMPILED, Prepend, Replace, Strip, prepend_scheme
+    from .formats.hf_unigram import (
+        PRECOMPILED,
+        UNICODE_STEPS,
+        Prepend,
+        Replace,
+        Strip,
+        prepend_scheme,
+    )
 
     if pipeline.isolate_unknown:
         raise ValueError(
@@ -715,6 +755,8 @@ def _tokenizers_core(model: SentencePieceModel, pipeline):
             steps.append(("replace", (pattern, step.content, step.regex)))
         elif isinstance(step, Prepend):
             steps.append(("prepend", step.prepend))
+        elif step in UNICODE_STEPS:
+            steps.append(("unicode", UNICODE_STEPS[step]))
         elif isinstance(step, Strip):
             # The core has no Strip step: its regex Replace (fancy-regex, whose
             # \s is Unicode White_Space, as Rust's char::is_whitespace) does it.
@@ -746,10 +788,13 @@ def from_tokenizers_file(model: SentencePieceModel, pipeline) -> SentencePieceTo
     from .formats.hf_unigram import Prepend, serde_json_f64, serde_json_text
 
     controls = {i for i, k in enumerate(model.kinds) if k == "control"}
+    *forms, last = pipeline.normalizers or (None,)
+    forms = tuple(forms)
     ours = (
         model.algorithm == "unigram"
         and pipeline.isolate_unknown
-        and pipeline.normalizers == (Prepend(METASPACE),)
+        and last == Prepend(METASPACE)
+        and _is_normalize(forms)
         and not pipeline.whitespace_split
         and not model.normalizer.precompiled_charsmap
         and not model.normalizer.add_dummy_prefix
@@ -768,7 +813,21 @@ def from_tokenizers_file(model: SentencePieceModel, pipeline) -> SentencePieceTo
     if not ours:
         return SentencePieceTokenizer(model, flavor="tokenizers", extra=pipeline)
     normalizer = SentencePieceNormalizer(remove_extra_whitespaces=False, split_on_whitespace=True)
-    return SentencePieceTokenizer(dataclasses.replace(model, normalizer=normalizer))
+    return SentencePieceTokenizer(
+        dataclasses.replace(model, normalizer=normalizer, normalize=forms)
+    )
+
+
+def _is_normalize(steps: tuple) -> bool:
+    """Whether normalizer steps are a ``normalize`` tuple in its canonical order."""
+    from .normalization import NORMALIZATIONS, resolve_normalize
+
+    if not all(isinstance(step, str) and step in NORMALIZATIONS for step in steps):
+        return False
+    try:
+        return resolve_normalize(steps) == steps
+    except ValueError:  # nfc and nfkc together
+        return False
 
 
 def _rebuild(model: SentencePieceModel, flavor: str, extra: object) -> SentencePieceTokenizer:

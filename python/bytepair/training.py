@@ -193,9 +193,10 @@ def train(
         with a checkpoint), on Ctrl-C and at the end; :func:`resume_training`
         goes on from it to the same merges. An existing file is never
         overwritten (FileExistsError).
-    normalize (BPE): ``"nfc"`` or ``"nfkc"`` and/or ``"lowercase"`` (one name
-        or several): the text between special tokens is normalized before it
-        is cut, in training and in every encoding with the tokenizer (SPEC §4).
+    normalize (BPE and unigram): ``"nfc"`` or ``"nfkc"`` and/or ``"lowercase"``
+        (one name or several): the text between special tokens is normalized
+        before it is cut, in training and in every encoding with the tokenizer
+        (SPEC §4).
     progress: show progress bars (default: when stderr is a terminal).
     unigram options (SentencePiece's names and defaults): character_coverage
         (0.9995), max_piece_length (16 characters), seed_size (1,000,000),
@@ -209,14 +210,15 @@ def train(
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}: use one of {', '.join(MODELS)}")
     if model != "bpe" and (
-        max_token_length is not None
-        or checkpoint is not None
-        or checkpoint_every is not None
-        or normalize is not None
+        max_token_length is not None or checkpoint is not None or checkpoint_every is not None
     ):
         raise TypeError(
-            "max_token_length, checkpoint, checkpoint_every and normalize are byte-level BPE "
-            "options"
+            "max_token_length, checkpoint and checkpoint_every are byte-level BPE options"
+        )
+    if model == "char-bpe" and normalize is not None:
+        raise TypeError(
+            "normalize is an option of bpe and unigram; char-bpe reads words as given "
+            "(subword-nmt's codes file could not record a normalization)"
         )
     if model == "char-bpe":
         from .char_bpe import train_char_bpe
@@ -254,6 +256,7 @@ def train(
             vocab_size,
             special_tokens=specials,
             pretokenizer="metaspace" if pretokenizer is None else pretokenizer,
+            normalize=resolve_normalize(normalize),
             progress=progress,
             **{**_UNIGRAM_DEFAULTS, **unigram_options},
         )

@@ -65,9 +65,11 @@ def train_unigram(
     num_sub_iterations: int,
     byte_fallback: bool,
     progress: Optional[bool],
+    normalize: tuple[str, ...] = (),
 ) -> SentencePieceTokenizer:
     """See :func:`bytepair.train` (``model="unigram"``); ``texts`` yields
-    (text, size of its source in bytes)."""
+    (text, size of its source in bytes); ``normalize`` is a checked tuple
+    (:func:`bytepair.normalization.resolve_normalize`)."""
     from .training import add_texts, progress_bar
 
     _positive_int("vocab_size", vocab_size)
@@ -96,6 +98,7 @@ def train_unigram(
         list(special_tokens),
         "metaspace" if pre is None else pre.kind,
         pre.pattern if pre is not None and pre.kind == "regex" else None,
+        list(normalize),
     )
     add_texts(counter, texts, progress)
 
@@ -135,6 +138,7 @@ def train_unigram(
             remove_extra_whitespaces=False, split_on_whitespace=True
         ),
         pretokenizer=pre,
+        normalize=normalize,
     )
     report_ = UnigramTrainingReport(
         rounds=tuple((a, tuple(b), c, d) for a, b, c, d in rounds),

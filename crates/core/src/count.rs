@@ -2,6 +2,8 @@
 //! Texts (and long texts cut at safe places) are counted in parallel into
 //! per-thread tables that are then added together.
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -34,6 +36,31 @@ fn count_chunk<'t>(
     })
 }
 
+/// The text between the special tokens of every text, normalized, each
+/// piece of text on its own: normalized text is not searched for special
+/// tokens again, and each piece counts as a text of its own (in metaspace
+/// mode it takes the dummy `▁` as it does between special tokens).
+fn normalized_segments<'t>(
+    texts: &[&'t str],
+    special: &SpecialTokens,
+    normalizer: &Normalizer,
+) -> Result<Vec<Cow<'t, str>>> {
+    let per_text = texts
+        .par_iter()
+        .map(|text| {
+            let mut segments = Vec::new();
+            special.split(text, Selection::All, |segment| {
+                if let Segment::Text(t) = segment {
+                    segments.push(normalizer.apply(t));
+                }
+                Ok(())
+            })?;
+            Ok(segments)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(per_text.into_iter().flatten().collect())
+}
+
 fn add_tables<K: std::hash::Hash + Eq>(
     mut a: FxHashMap<K, u64>,
     mut b: FxHashMap<K, u64>,
@@ -62,22 +89,8 @@ impl PretokenCounts {
         normalizer: &Normalizer,
     ) -> Result<()> {
         if !normalizer.is_identity() {
-            // The normalized text between the special tokens, counted with
-            // none to cut out (normalized text is not searched for them).
-            let segments = texts
-                .par_iter()
-                .map(|text| {
-                    let mut segments = Vec::new();
-                    special.split(text, Selection::All, |segment| {
-                        if let Segment::Text(t) = segment {
-                            segments.push(normalizer.apply(t));
-                        }
-                        Ok(())
-                    })?;
-                    Ok(segments)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let refs: Vec<&str> = segments.iter().flatten().map(|s| s.as_ref()).collect();
+            let segments = normalized_segments(texts, special, normalizer)?;
+            let refs: Vec<&str> = segments.iter().map(|s| s.as_ref()).collect();
             let none = SpecialTokens::new(Vec::new())?;
             return self.add_texts(&refs, pretokenizer, &none, &Normalizer::default());
         }
@@ -111,7 +124,20 @@ impl PretokenCounts {
     /// Counts SentencePiece-style words (unigram training's default): each
     /// space becomes `▁`, a `▁` goes in front of each piece of text between
     /// special tokens, and words start at every `▁`: `"a  b"` -> `▁a`, `▁`, `▁b`.
-    pub fn add_texts_metaspace(&mut self, texts: &[&str], special: &SpecialTokens) -> Result<()> {
+    /// SentencePiece-style words: every piece of text between special tokens
+    /// (normalized first) starts with the dummy `▁`.
+    pub fn add_texts_metaspace(
+        &mut self,
+        texts: &[&str],
+        special: &SpecialTokens,
+        normalizer: &Normalizer,
+    ) -> Result<()> {
+        if !normalizer.is_identity() {
+            let segments = normalized_segments(texts, special, normalizer)?;
+            let refs: Vec<&str> = segments.iter().map(|s| s.as_ref()).collect();
+            let none = SpecialTokens::new(Vec::new())?;
+            return self.add_texts_metaspace(&refs, &none, &Normalizer::default());
+        }
         // (chunk, whether it starts its text): long texts are cut before a space.
         let chunks: Vec<(&str, bool)> = if special.is_empty() {
             texts
@@ -236,6 +262,14 @@ mod tests {
     }
 
     fn counted(texts: &[&str], specials: &[&str]) -> Vec<(String, u64)> {
+        counted_normalized(texts, specials, &[])
+    }
+
+    fn counted_normalized(
+        texts: &[&str],
+        specials: &[&str],
+        normalize: &[&str],
+    ) -> Vec<(String, u64)> {
         let special = SpecialTokens::new(
             specials
                 .iter()
@@ -244,8 +278,11 @@ mod tests {
                 .collect(),
         )
         .unwrap();
+        let normalizer = Normalizer::from_names(normalize).unwrap();
         let mut counts = PretokenCounts::new();
-        counts.add_texts_metaspace(texts, &special).unwrap();
+        counts
+            .add_texts_metaspace(texts, &special, &normalizer)
+            .unwrap();
         let mut words: Vec<(String, u64)> = counts
             .iter()
             .map(|(k, v)| (String::from_utf8(k.to_vec()).unwrap(), v))
@@ -268,6 +305,21 @@ mod tests {
         );
         // The dummy `▁` after a special token, then the text's own space.
         assert_eq!(counted(&["<s> y"], &["<s>"]), vec![w("_", 1), w("_y", 1)]);
+    }
+
+    #[test]
+    fn metaspace_words_of_normalized_text_between_special_tokens() {
+        let w = |s: &str, n| (s.replace('_', METASPACE), n);
+        // The special token is found in the text as given (NFKC would make
+        // `＜s＞` of it, lowercase would not) and each side takes the dummy `▁`.
+        assert_eq!(
+            counted_normalized(&["Ａb<S>ＣD ab"], &["<S>"], &["nfkc", "lowercase"]),
+            vec![w("_ab", 2), w("_cd", 1)]
+        );
+        assert_eq!(
+            counted_normalized(&["ＡB"], &[], &["nfkc"]),
+            vec![w("_AB", 1)]
+        );
     }
 
     #[test]

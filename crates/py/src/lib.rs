@@ -679,7 +679,7 @@ struct PretokenCounter {
     /// None: SentencePiece-style words (`"metaspace"`, for unigram training).
     pretokenizer: Option<Pretokenizer>,
     special: SpecialTokens,
-    /// Applied to the text between special tokens (byte-level BPE only).
+    /// Applied to the text between special tokens.
     normalizer: Normalizer,
 }
 
@@ -724,7 +724,7 @@ impl PretokenCounter {
         );
         in_parallel(py, || match pretokenizer {
             Some(pretokenizer) => counts.add_texts(&refs, pretokenizer, special, normalizer),
-            None => counts.add_texts_metaspace(&refs, special),
+            None => counts.add_texts_metaspace(&refs, special, normalizer),
         })
     }
 
@@ -972,7 +972,8 @@ fn trained_with_progress(
 }
 
 /// A unigram tokenizer: pieces with log-probabilities, special tokens, and
-/// how text is cut into words ("metaspace" or a BPE-side pre-tokenizer).
+/// how text is cut into words ("metaspace" or a BPE-side pre-tokenizer),
+/// and the normalization of the text between special tokens.
 #[pyclass(frozen, module = "bytepair._native")]
 struct CoreUnigram {
     inner: bytepair_core::unigram::UnigramTokenizer,
@@ -1008,7 +1009,7 @@ impl CoreUnigram {
     /// `allowed`/`disallowed` indices refer to.
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (pieces, scores, kinds, unk_id, byte_fallback, max_piece_length, special_tokens, pretokenizer, pattern=None))]
+    #[pyo3(signature = (pieces, scores, kinds, unk_id, byte_fallback, max_piece_length, special_tokens, pretokenizer, pattern=None, normalize=Vec::new()))]
     fn new(
         py: Python<'_>,
         pieces: Vec<String>,
@@ -1020,6 +1021,7 @@ impl CoreUnigram {
         special_tokens: Vec<(String, u32)>,
         pretokenizer: &str,
         pattern: Option<&str>,
+        normalize: Vec<String>,
     ) -> PyResult<Self> {
         use bytepair_core::unigram::{UnigramModel, UnigramTokenizer, Words};
         let size = pieces.len();
@@ -1040,11 +1042,10 @@ impl CoreUnigram {
                 "metaspace" => Words::Metaspace,
                 kind => Words::Pretokenized(self::pretokenizer(kind, pattern)?),
             };
-            Ok(UnigramTokenizer::new(
-                model,
-                SpecialTokens::new(special_tokens)?,
-                words,
-            ))
+            Ok(
+                UnigramTokenizer::new(model, SpecialTokens::new(special_tokens)?, words)
+                    .with_normalizer(Normalizer::from_names(&normalize)?),
+            )
         })?;
         Ok(Self {
             inner,
@@ -1201,7 +1202,8 @@ struct CoreHfUnigram {
 #[pymethods]
 impl CoreHfUnigram {
     /// `normalizers`: ("precompiled", charsmap) | ("replace", (pattern,
-    /// content, is_regex)) | ("prepend", text), in order; `metaspace`:
+    /// content, is_regex)) | ("prepend", text) | ("unicode", "NFC" | "NFKC" |
+    /// "Lowercase"), in order; `metaspace`:
     /// (replacement, prepend scheme, split); `added_tokens`: (content, id,
     /// normalized).
     #[new]
@@ -1233,6 +1235,7 @@ impl CoreHfUnigram {
                     }
                 }
                 "prepend" => HfNormalizerStep::Prepend(value.extract()?),
+                "unicode" => HfNormalizerStep::Unicode(value.extract()?),
                 other => {
                     return Err(PyValueError::new_err(format!(
                         "unknown normalizer step {other:?}"

@@ -165,8 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--normalize",
         action="append",
         choices=["nfc", "nfkc", "lowercase"],
-        help="bpe: normalize the text between special tokens before cutting it, in training "
-        "and in every encoding (repeat to combine a form with lowercase)",
+        help="bpe, unigram: normalize the text between special tokens before cutting it, in "
+        "training and in every encoding (repeat to combine a form with lowercase)",
     )
     train_cmd.add_argument(
         "--stream",

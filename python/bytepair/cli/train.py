@@ -102,6 +102,16 @@ def _ignored(args: argparse.Namespace, dests: Sequence[str]) -> str:
     return ", ".join(given)
 
 
+def _check_normalize(args: argparse.Namespace) -> None:
+    if args.normalize:
+        from ..normalization import resolve_normalize
+
+        try:
+            resolve_normalize(args.normalize)
+        except ValueError as e:
+            raise CommandError(f"--normalize: {e}") from None
+
+
 def _check_train_options(args: argparse.Namespace) -> None:
     """Refuse options the chosen mode would ignore, before anything is read."""
     if args.resume is not None:
@@ -133,7 +143,7 @@ def _check_train_options(args: argparse.Namespace) -> None:
             raise CommandError(
                 "--format gpt2 holds BPE merges; a unigram model saves as huggingface"
             )
-        given = _given(args, ("min_frequency", "max_token_length", "normalize", "checkpoint"))
+        given = _given(args, ("min_frequency", "max_token_length", "checkpoint"))
         if given:
             raise CommandError(f"{', '.join(given)}: byte-level BPE only, not --model unigram")
         if args.pretokenizer_regex is not None or args.pretokenizer not in (None, "metaspace"):
@@ -146,6 +156,7 @@ def _check_train_options(args: argparse.Namespace) -> None:
                 f"{option}: a unigram model saves as tokenizer.json only with the metaspace "
                 "pre-tokenizer (its default); drop the option"
             )
+        _check_normalize(args)
         return
     unigram_options = _given(args, UNIGRAM_OPTIONS)
     if unigram_options:
@@ -157,13 +168,7 @@ def _check_train_options(args: argparse.Namespace) -> None:
             "--format gpt2 cannot record --normalize (readers of vocab.json + merges.txt never "
             "normalize): use --format huggingface"
         )
-    if args.normalize:
-        from ..normalization import resolve_normalize
-
-        try:
-            resolve_normalize(args.normalize)
-        except ValueError as e:
-            raise CommandError(f"--normalize: {e}") from None
+    _check_normalize(args)
     kind = "regex" if args.pretokenizer_regex is not None else args.pretokenizer or "gpt2"
     _check_gpt2_format(args, kind, "the pre-tokenizer")
 
@@ -243,9 +248,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     options = {
         name: getattr(args, name) for name in UNIGRAM_OPTIONS if getattr(args, name) is not None
     }
+    options["normalize"] = args.normalize
     if args.model == "bpe":
         options["max_token_length"] = args.max_token_length
-        options["normalize"] = args.normalize
         options["checkpoint"] = args.checkpoint
         options.update(_checkpoint_every(args))
 

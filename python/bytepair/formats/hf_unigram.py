@@ -9,8 +9,9 @@ What such a file holds, and where it goes:
   when ``byte_fallback``, the rest "normal". (tokenizers itself has no kinds: every
   vocabulary entry, whatever its kind, is a candidate of the lattice.)
 * ``normalizer``: ``Precompiled`` (the sentencepiece charsmap, base64), ``Replace``
-  (a string or regex pattern), ``Prepend`` and ``Strip`` (transformers' converter writes
-  Precompiled, Strip of the right end, Replace of " {2,}" by ``▁``), alone or in a
+  (a string or regex pattern), ``Prepend``, ``Strip`` (transformers' converter writes
+  Precompiled, Strip of the right end, Replace of " {2,}" by ``▁``), and ``NFC``,
+  ``NFKC``, ``Lowercase`` (a model trained with ``normalize``), alone or in a
   ``Sequence``, or null. The charsmap goes to
   ``model.normalizer.precompiled_charsmap``; their order and the Replace rules to
   :class:`HFPipeline` ``normalizers``.
@@ -70,6 +71,9 @@ from .sentencepiece import BYTE_PIECES, check_charsmap
 FORMAT_NAME = "HuggingFace tokenizer.json (Unigram)"
 SPACE_SYMBOL = "\u2581"
 PRECOMPILED = "precompiled"  # the Precompiled step in HFPipeline.normalizers
+# The NFC, NFKC and Lowercase steps in HFPipeline.normalizers: their names in a
+# model's ``normalize`` (bytepair.normalization), and their tokenizers types.
+UNICODE_STEPS = {"nfc": "NFC", "nfkc": "NFKC", "lowercase": "Lowercase"}
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,10 @@ class Strip:
     right: bool
 
 
-NormalizerStep = Union[str, Replace, Prepend, Strip]  # PRECOMPILED or a step
+# PRECOMPILED, a key of UNICODE_STEPS, or a step
+NormalizerStep = Union[str, Replace, Prepend, Strip]
+
+_UNICODE_STEP_OF_TYPE = {kind: name for name, kind in UNICODE_STEPS.items()}
 
 BYTE_FALLBACK = "ByteFallback"  # the ByteFallback decoder in a decoder_steps list
 FUSE = "Fuse"  # the Fuse decoder
@@ -147,8 +154,9 @@ class HFPipeline:
     """What a Unigram ``tokenizer.json`` says beyond :class:`SentencePieceModel`.
 
     normalizers: the normalizer steps in order: :data:`PRECOMPILED` (the
-        model's ``normalizer.precompiled_charsmap``, read tokenizers' way) or a
-        :class:`Replace`.
+        model's ``normalizer.precompiled_charsmap``, read tokenizers' way),
+        ``"nfc"``, ``"nfkc"`` or ``"lowercase"`` (:data:`UNICODE_STEPS`), a
+        :class:`Replace`, :class:`Prepend` or :class:`Strip`.
     whitespace_split: a ``WhitespaceSplit`` pre-tokenizer runs before Metaspace
         (cuts at Unicode White_Space and drops it).
     prepend_first_only: Metaspace ``prepend_scheme`` is "first" (only the
@@ -368,6 +376,8 @@ def _normalizer_json(model: SentencePieceModel, pipeline: HFPipeline) -> Optiona
             steps.append({"type": "Prepend", "prepend": step.prepend})
         elif isinstance(step, Strip):
             steps.append({"type": "Strip", "strip_left": step.left, "strip_right": step.right})
+        elif step in UNICODE_STEPS:
+            steps.append({"type": UNICODE_STEPS[step]})
         else:
             raise ValueError(f"unknown normalizer step {step!r}")
     if not steps:
@@ -793,12 +803,14 @@ class _Reader:
                             f"{item_where}.{key}",
                         )
                 steps.append(Strip(item["strip_left"], item["strip_right"]))
+            elif kind in _UNICODE_STEP_OF_TYPE:
+                steps.append(_UNICODE_STEP_OF_TYPE[kind])
             else:
                 raise self.unsupported(
                     item_where,
                     item,
-                    "bytepair reads the normalizers Precompiled, Replace, Prepend and Strip "
-                    "(alone or in a Sequence)",
+                    "bytepair reads the normalizers Precompiled, Replace, Prepend, Strip, NFC, "
+                    "NFKC and Lowercase (alone or in a Sequence)",
                 )
         return tuple(steps), charsmap
 
@@ -1002,6 +1014,7 @@ __all__ = [
     "BYTE_FALLBACK",
     "FUSE",
     "PRECOMPILED",
+    "UNICODE_STEPS",
     "AddedToken",
     "DecoderStep",
     "HFPipeline",

@@ -9,7 +9,8 @@
    ``normalized: true`` are cut out of each normalized part afterwards.
 2. The charsmap is read per extended grapheme cluster with the *shortest* matching rule
    (:func:`bytepair.reference.normalize.apply_charsmap_tokenizers`), not per position
-   with the longest; no whitespace rules besides the file's Replace steps.
+   with the longest; no whitespace rules besides the file's Replace steps. NFC, NFKC
+   and Lowercase steps are SPEC section 4's (:func:`bytepair.reference.bpe.normalize`).
 3. Pre-tokenization: optional WhitespaceSplit (cut at Unicode White_Space, dropping it)
    or the Split that isolates characters of no normal piece (bytepair's own export),
    then Metaspace on each piece: spaces become ``▁``, a ``▁`` is put in front unless
@@ -35,6 +36,7 @@ from ..formats.hf_unigram import (
     BYTE_FALLBACK,
     FUSE,
     PRECOMPILED,
+    UNICODE_STEPS,
     DecoderStep,
     HFPipeline,
     MetaspaceDecoder,
@@ -48,6 +50,7 @@ from ..formats.hf_unigram import (
 )
 from ..model import SentencePieceModel
 from . import user_regex
+from .bpe import normalize as normalize_as_spec
 from .bpe import split_special
 from .normalize import SPACE_SYMBOL, apply_charsmap_tokenizers
 from .sentencepiece import UNK_PENALTY, best_path, byte_piece
@@ -113,6 +116,8 @@ def normalize(model: SentencePieceModel, pipeline: HFPipeline, text: str) -> str
             text = _apply_replace(step, text)
         elif isinstance(step, Prepend):
             text = step.prepend + text if text else text
+        elif step in UNICODE_STEPS:
+            text = normalize_as_spec(text, (step,))
         elif isinstance(step, Strip):
             start, end = 0, len(text)
             while step.left and start < end and text[start] in WHITE_SPACE:

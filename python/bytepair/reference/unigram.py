@@ -39,6 +39,9 @@ Choices made where docs/unigram.md is silent (the Rust core must make the same):
   counted. In metaspace mode the dummy ``'▁'`` goes in front of every
   ordinary piece of text, the one after a special token too (as tokenizers'
   ``Prepend`` normalizer does), and decoding drops it again.
+- SPEC section 4's optional normalization (NFC or NFKC, then lowercase, as
+  :func:`bytepair.reference.bpe.normalize`) applies to each ordinary piece of
+  text between special tokens, before it is cut into words.
 - A special token's text is never a seed, so no normal piece repeats it (a
   piece file cannot hold one text twice). Only a special starting with
   ``'▁'`` could otherwise be learned in metaspace mode (``"▁he"``: the
@@ -104,6 +107,7 @@ from bytepair.reference.bpe import (
     _check_specials,
     _utf8,
     checked_texts,
+    normalize,
     pretokenize,
     split_special,
 )
@@ -209,11 +213,15 @@ def _resolve_pretokenizer(pretokenizer: object) -> Union[str, Pretokenizer]:
 
 
 def _pieces_of_text(
-    text: str, specials: Sequence[str], pretokenizer: Union[str, Pretokenizer]
+    text: str,
+    specials: Sequence[str],
+    pretokenizer: Union[str, Pretokenizer],
+    normalization: Sequence[str] = (),
 ) -> list[tuple[str, bool]]:
     """``text`` as ``(word, False)`` and ``(special, True)`` items, in order.
 
-    Specials are cut out first. In metaspace mode every ordinary piece gets
+    Specials are cut out first, and the text between them normalized (SPEC
+    section 4: ``normalization`` names the steps). In metaspace mode every ordinary piece gets
     the dummy ``'▁'`` (HF tokenizers' ``Prepend`` normalizer does the same to
     each piece between added tokens, so exported models give the same ids).
     """
@@ -221,7 +229,9 @@ def _pieces_of_text(
     for piece, is_special in split_special(text, specials):
         if is_special:
             items.append((piece, True))
-        elif _is_metaspace(pretokenizer):
+            continue
+        piece = normalize(piece, normalization)
+        if _is_metaspace(pretokenizer):
             items += [(w, False) for w in metaspace_words(piece)]
         else:
             items += [(w, False) for w in pretokenize(piece, pretokenizer)]
@@ -233,18 +243,21 @@ def count_words(
     pretokenizer: object = "metaspace",
     *,
     special_tokens: Iterable[str] = (),
+    normalization: Iterable[str] = (),
 ) -> list[tuple[str, int]]:
     """Distinct words of a corpus with their counts, sorted by the word's text.
 
     ``texts`` is an iterable of str (a single str is one text). ``pretokenizer``
     is ``"metaspace"`` or any bytepair pre-tokenizer name or pattern. Special
-    tokens are cut out and never counted.
+    tokens are cut out and never counted; the text between them is normalized
+    (``normalization``: ``"nfc"`` or ``"nfkc"``, then ``"lowercase"``).
     """
     specials = _check_specials(special_tokens)
     pretok = _resolve_pretokenizer(pretokenizer)
+    normalization = tuple(normalization)
     counts: Counter = Counter()
     for text in checked_texts(texts):
-        for word, is_special in _pieces_of_text(text, specials, pretok):
+        for word, is_special in _pieces_of_text(text, specials, pretok, normalization):
             if not is_special:
                 counts[word] += 1
     return sorted(counts.items())
@@ -872,6 +885,8 @@ class UnigramResult:
         desc, piece asc).
     pretokenizer: ``"metaspace"`` or the bytepair :class:`Pretokenizer` used.
     rounds: what each round of training did (table sizes, objectives).
+    normalization: what is done to the text between special tokens (SPEC
+        section 4), in order.
     """
 
     pieces: list[str]
@@ -880,6 +895,7 @@ class UnigramResult:
     pretokenizer: Union[str, Pretokenizer]
     max_piece_length: int
     rounds: list[UnigramRound]
+    normalization: tuple[str, ...] = ()
 
     @property
     def table_sizes(self) -> list[int]:
@@ -939,8 +955,10 @@ def train(
     shrinking_factor: float = 0.75,
     num_sub_iterations: int = 2,
     byte_fallback: bool = False,
+    normalization: Iterable[str] = (),
 ) -> UnigramResult:
-    """Train a unigram vocabulary of ``vocab_size`` ids (unk, specials and bytes included)."""
+    """Train a unigram vocabulary of ``vocab_size`` ids (unk, specials and bytes included);
+    ``normalization`` is done to the text between special tokens (see :func:`count_words`)."""
     specials = _check_specials(special_tokens)
     if UNK_PIECE in specials:
         raise ValueError(f"special_tokens: {UNK_PIECE!r} is the unknown piece already (id 0)")
@@ -963,7 +981,9 @@ def train(
         )
 
     pretok = _resolve_pretokenizer(pretokenizer)
-    words = count_words(texts, pretok, special_tokens=specials)
+    normalization = tuple(normalization)
+    normalize("", normalization)  # an unknown name fails before the corpus is read
+    words = count_words(texts, pretok, special_tokens=specials, normalization=normalization)
     if not words:
         raise ValueError("the corpus has no text to train on")
     covered = covered_chars(words, character_coverage)
@@ -1018,7 +1038,7 @@ def train(
     scores = [0.0] * len(pieces) + [table[p] for p in normal]
     pieces += normal
     kinds += [KIND_NORMAL] * len(normal)
-    return UnigramResult(pieces, scores, kinds, pretok, max_piece_length, rounds)
+    return UnigramResult(pieces, scores, kinds, pretok, max_piece_length, rounds, normalization)
 
 
 # ---------------------------------------------------------------------------
@@ -1037,6 +1057,7 @@ class _Vocab:
     unk_id: int
     pretokenizer: Union[str, Pretokenizer]
     max_piece_length: int
+    normalization: tuple[str, ...]
 
 
 UnigramModel = Union[UnigramResult, tuple[Sequence[str], Sequence[float], Sequence[str]]]
@@ -1048,12 +1069,14 @@ def _vocab(model: UnigramModel, pretokenizer: object) -> _Vocab:
         pieces, scores, kinds = model.pieces, model.scores, model.kinds
         pretok = model.pretokenizer if pretokenizer is None else pretokenizer
         max_piece_length = model.max_piece_length
+        normalization = model.normalization
     elif isinstance(model, tuple) and len(model) == 3:
         pieces, scores, kinds = (list(part) for part in model)
         pretok = "metaspace" if pretokenizer is None else pretokenizer
         max_piece_length = max(
             [len(p) for p, k in zip(pieces, kinds) if k == KIND_NORMAL], default=1
         )
+        normalization = ()
     else:
         raise TypeError("model must be a UnigramResult or a (pieces, scores, kinds) tuple")
     if not len(pieces) == len(scores) == len(kinds):
@@ -1105,6 +1128,7 @@ def _vocab(model: UnigramModel, pretokenizer: object) -> _Vocab:
         unk_ids[0],
         _resolve_pretokenizer(pretok),
         max_piece_length,
+        tuple(normalization),
     )
 
 
@@ -1133,7 +1157,8 @@ def encode(
     triple (then ``pretokenizer`` defaults to ``"metaspace"``). An unknown
     character is the ``<unk>`` id, or with byte fallback its UTF-8 bytes as
     ``<0xXX>`` ids. Only the ``allowed_special`` specials (or ``"all"``) are
-    cut out; other special text is ordinary text.
+    cut out; other special text is ordinary text. The text between them is
+    normalized as a result's ``normalization`` says (a triple's is not).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
@@ -1143,7 +1168,7 @@ def encode(
     unk_score = unk_score_of(vocab.normal)
 
     ids: list[int] = []
-    for word, is_special in _pieces_of_text(text, allowed, vocab.pretokenizer):
+    for word, is_special in _pieces_of_text(text, allowed, vocab.pretokenizer, vocab.normalization):
         if is_special:
             ids.append(vocab.special_id[word])
             continue

@@ -5,7 +5,8 @@
 //! 1. added tokens with `normalized: false` are cut out of the raw text
 //!    (leftmost, then longest); the others out of each normalized part;
 //! 2. the normalizer steps in order: `Precompiled` (per extended grapheme
-//!    cluster, shortest rule) and `Replace` (a literal or a regex);
+//!    cluster, shortest rule), `Replace` (a literal or a regex), `Prepend`,
+//!    and `NFC`, `NFKC`, `Lowercase` (as [`crate::normalize`] does them);
 //! 3. optional `WhitespaceSplit` (Unicode White_Space, dropped), then
 //!    `Metaspace` (spaces become the replacement, which is prepended as the
 //!    scheme says, and with `split` a piece starts at every replacement);
@@ -16,6 +17,8 @@
 //!    which is looked up, else its byte pieces (byte fallback, when all
 //!    exist), else `unk_id`.
 
+use std::borrow::Cow;
+
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use fancy_regex::{NoExpand, Regex};
 use rayon::prelude::*;
@@ -25,6 +28,7 @@ use super::unigram::{Lattice, Scratch, Seg};
 use super::UNK_PENALTY;
 use crate::double_array::{DoubleArray, NONE};
 use crate::error::{Error, Result};
+use crate::normalize::Normalizer;
 
 /// A normalizer step of the file, in order.
 #[derive(Clone, Debug)]
@@ -41,6 +45,8 @@ pub enum HfNormalizerStep {
     },
     /// `prepend` goes in front of every non-empty piece of text.
     Prepend(String),
+    /// tokenizers' `NFC`, `NFKC` or `Lowercase` normalizer (its type name).
+    Unicode(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +92,8 @@ enum Step {
     Literal(String, String),
     Regex(Regex, String),
     Prepend(String),
+    /// A Unicode form or lowercase, and the type name it was read as.
+    Unicode(Normalizer, &'static str),
 }
 
 impl Step {
@@ -94,6 +102,7 @@ impl Step {
             Step::Precompiled(_) => "Precompiled",
             Step::Literal(..) | Step::Regex(..) => "Replace",
             Step::Prepend(_) => "Prepend",
+            Step::Unicode(_, name) => name,
         }
     }
 }
@@ -274,6 +283,19 @@ impl HfUnigramEncoder {
                     Step::Regex(compiled, content)
                 }
                 HfNormalizerStep::Prepend(prepend) => Step::Prepend(prepend),
+                HfNormalizerStep::Unicode(name) => {
+                    let (names, name): (&[&str], _) = match name.as_str() {
+                        "NFC" => (&["nfc"], "NFC"),
+                        "NFKC" => (&["nfkc"], "NFKC"),
+                        "Lowercase" => (&["lowercase"], "Lowercase"),
+                        other => {
+                            return Err(Error::InvalidNormalization(format!(
+                                "unknown normalizer {other:?} (known here: NFC, NFKC, Lowercase)"
+                            )))
+                        }
+                    };
+                    Step::Unicode(Normalizer::from_names(names)?, name)
+                }
             });
         }
         let raw: Vec<&HfAddedToken> = added_tokens.iter().filter(|t| !t.normalized).collect();
@@ -358,6 +380,10 @@ impl HfUnigramEncoder {
                 Step::Literal(pattern, content) => text.replace(pattern.as_str(), content),
                 Step::Prepend(prepend) if !text.is_empty() => format!("{prepend}{text}"),
                 Step::Prepend(_) => text,
+                Step::Unicode(normalizer, _) => match normalizer.apply(&text) {
+                    Cow::Borrowed(_) => text,
+                    Cow::Owned(normalized) => normalized,
+                },
                 Step::Regex(regex, content) => regex
                     .try_replacen(&text, 0, NoExpand(content))
                     .map_err(|e| Error::PatternFailed {

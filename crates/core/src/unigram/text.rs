@@ -1,7 +1,8 @@
 //! Unigram tokenizing of whole texts: allowed special tokens are cut out,
-//! the rest is cut into words (metaspace or a BPE-side pre-tokenizer), and
-//! each word is segmented on its own lattice.
+//! the rest is normalized (SPEC §4, optional) and cut into words (metaspace
+//! or a BPE-side pre-tokenizer), and each word is segmented on its own lattice.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -12,6 +13,7 @@ use super::lattice::MAX_NBEST;
 use super::UnigramModel;
 use crate::error::Result;
 use crate::metaspace::{split_before_spaces, word_of};
+use crate::normalize::Normalizer;
 use crate::pretokenize::Pretokenizer;
 use crate::rng::Rng;
 use crate::special::{Segment, Selection, SpecialTokens};
@@ -29,6 +31,14 @@ pub struct UnigramTokenizer {
     model: UnigramModel,
     special: SpecialTokens,
     words: Words,
+    normalizer: Normalizer,
+}
+
+/// A text cut at its allowed special tokens: a special token's id, or the
+/// text between two of them, normalized.
+enum Span<'t> {
+    Special(u32),
+    Text(Cow<'t, str>),
 }
 
 enum Item<'t> {
@@ -91,39 +101,55 @@ impl UnigramTokenizer {
             model,
             special,
             words,
+            normalizer: Normalizer::default(),
         }
+    }
+
+    /// Normalizes the text between special tokens (which are found in the
+    /// text as given) before it is cut into words.
+    pub fn with_normalizer(mut self, normalizer: Normalizer) -> Self {
+        self.normalizer = normalizer;
+        self
     }
 
     pub fn special(&self) -> &SpecialTokens {
         &self.special
     }
 
-    /// Calls `f` on each special token and word of `text` in order. In
+    /// `text` cut at its allowed special tokens, the text between them
+    /// normalized (never searched for special tokens again).
+    fn spans<'t>(&self, text: &'t str, allowed: Selection) -> Result<Vec<Span<'t>>> {
+        let mut spans = Vec::new();
+        self.special.split(text, allowed, |segment| {
+            spans.push(match segment {
+                Segment::Special(id) => Span::Special(id),
+                Segment::Text(t) => Span::Text(self.normalizer.apply(t)),
+            });
+            Ok(())
+        })?;
+        Ok(spans)
+    }
+
+    /// Calls `f` on each special token and word of `spans` in order. In
     /// metaspace mode each piece of text between special tokens gets the
     /// dummy `▁` (as tokenizers' Prepend normalizer does).
-    fn for_each_item<'t>(
-        &self,
-        text: &'t str,
-        allowed: Selection,
-        mut f: impl FnMut(Item<'t>),
-    ) -> Result<()> {
-        self.special.split(text, allowed, |segment| match segment {
-            Segment::Special(id) => {
-                f(Item::Special(id));
-                Ok(())
-            }
-            Segment::Text(t) => match &self.words {
-                Words::Metaspace => {
-                    for (i, piece) in split_before_spaces(t, true).enumerate() {
-                        f(Item::Metaspace(piece, i == 0));
+    fn for_each_item<'s>(&self, spans: &'s [Span<'_>], mut f: impl FnMut(Item<'s>)) -> Result<()> {
+        for span in spans {
+            match span {
+                Span::Special(id) => f(Item::Special(*id)),
+                Span::Text(t) => match &self.words {
+                    Words::Metaspace => {
+                        for (i, piece) in split_before_spaces(t, true).enumerate() {
+                            f(Item::Metaspace(piece, i == 0));
+                        }
                     }
-                    Ok(())
-                }
-                Words::Pretokenized(pretokenizer) => {
-                    pretokenizer.for_each_piece(t, |piece| f(Item::Piece(piece)))
-                }
-            },
-        })
+                    Words::Pretokenized(pretokenizer) => {
+                        pretokenizer.for_each_piece(t, |piece| f(Item::Piece(piece)))?
+                    }
+                },
+            }
+        }
+        Ok(())
     }
 
     /// The first special token that is not allowed: (byte position, text).
@@ -141,7 +167,8 @@ impl UnigramTokenizer {
         // (word slice, dummy) -> where its ids already are in `out`.
         let mut cache: FxHashMap<(&str, bool), (usize, usize)> = FxHashMap::default();
         let use_cache = text.len() >= CACHE_MIN_TEXT;
-        self.for_each_item(text, allowed, |item| {
+        let spans = self.spans(text, allowed)?;
+        self.for_each_item(&spans, |item| {
             let key = match item {
                 Item::Special(id) => return out.push(id),
                 Item::Metaspace(piece, dummy) => (piece, dummy),
@@ -184,7 +211,8 @@ impl UnigramTokenizer {
         let mut options: Vec<Vec<(Vec<u32>, f64)>> = Vec::new();
         let mut tree: Vec<(u32, u32, u32)> = Vec::new();
         let mut beam: Vec<(f64, u32)> = vec![(0.0, ROOT)];
-        self.for_each_item(text, allowed, |item| {
+        let spans = self.spans(text, allowed)?;
+        self.for_each_item(&spans, |item| {
             let these = match item {
                 Item::Special(id) => vec![(vec![id], 0.0)],
                 _ => item
@@ -260,7 +288,8 @@ impl UnigramTokenizer {
         rng: &mut Rng,
     ) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        self.for_each_item(text, allowed, |item| match item {
+        let spans = self.spans(text, allowed)?;
+        self.for_each_item(&spans, |item| match item {
             Item::Special(id) => out.push(id),
             _ => out.extend(
                 item.with_word(|word| self.model.sample_word(word, alpha, rng))
@@ -334,6 +363,39 @@ mod tests {
             // Truncating after each word keeps the first k of the full sort.
             assert_eq!(got, all[..k.min(all.len())].to_vec(), "k={k}");
         }
+    }
+
+    #[test]
+    fn text_between_special_tokens_is_normalized_after_they_are_found() {
+        let table = [
+            ("▁", -1.0),
+            ("a", -1.0),
+            ("b", -1.0),
+            ("▁ab", -1.5),
+            ("c", -1.0),
+        ];
+        let plain = tokenizer(&table);
+        let special = SpecialTokens::new(vec![("<S>".to_string(), 99)]).unwrap();
+        let normalized = UnigramTokenizer::new(
+            crate::unigram::tests::model(&table),
+            special,
+            Words::Metaspace,
+        )
+        .with_normalizer(Normalizer::from_names(&["nfkc", "lowercase"]).unwrap());
+        // NFKC would make `＜s＞` of a fullwidth `<S>`: only the text as given
+        // holds special tokens, so lowercase cannot make `<s>` of it either.
+        let mut expected = plain.encode("ab c", Selection::Nothing).unwrap();
+        expected.push(99);
+        expected.extend(plain.encode("ab", Selection::Nothing).unwrap());
+        let text = "ＡB Ｃ<S>aＢ";
+        assert_eq!(normalized.encode(text, Selection::All).unwrap(), expected);
+        let best = normalized.nbest(text, Selection::All, 1).unwrap();
+        assert_eq!(best[0].0, expected);
+        let mut rng = Rng::for_item(7, 0);
+        let drawn = normalized
+            .sample(text, Selection::All, 1e6, &mut rng)
+            .unwrap();
+        assert_eq!(drawn, expected);
     }
 
     #[test]
