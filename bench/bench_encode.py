@@ -129,8 +129,10 @@ def check(
     """Compares ``got`` with tiktoken's ids: bytepair's difference is a problem
     (exit status 1); a peer's is reported and its row gets no ratio."""
     if want is None:
-        row.add_note("ids not checked (tiktoken not installed)")
-    elif got != want:
+        row.add_note("ids not checked (no tiktoken ids: tiktoken not installed or failed)")
+        return
+    row.checked = True
+    if got != want:
         row.status = DIFFER
         line = f"{row.tool}, {what}: {first_difference(got, want, texts, decode)}"
         if row.is_peer:
@@ -140,8 +142,12 @@ def check(
 
 
 def try_call(row: Row):
-    """The first call (warm-up and correctness check); None and an error status on failure."""
+    """The first call (warm-up and correctness check); None and an error status on failure.
+    It runs after the row's ``before_round``, as the timed rounds do, so that the ids checked
+    come from the same (cold-cache) path as the ones timed."""
     try:
+        if row.before_round is not None:
+            row.before_round()
         return row.fn()
     except Exception as e:
         row.status = f"error: {type(e).__name__}: {e}"[:200]
@@ -157,7 +163,8 @@ def ratio(numerator: Optional[Row], row: Row) -> Optional[float]:
 
 
 def fastest_peer(group: list[Row]) -> Optional[Row]:
-    peers = [r for r in group if r.is_peer and r.timed_ok]
+    """The fastest peer whose ids were checked and found identical."""
+    peers = [r for r in group if r.is_peer and r.timed_ok and r.checked]
     return min(peers, key=lambda r: r.median) if peers else None
 
 
@@ -861,6 +868,7 @@ def decode_group(
         row.fn = functools.partial(e.decode, ids)
         row.labels["call"] = e.decode_call
         out = try_call(row)
+        row.checked = out is not None
         if out is not None and bytes(out) != want:
             row.status = DIFFER
             row.note = "output is not the input text"
@@ -937,11 +945,14 @@ def decode_targets(groups: list[list[Row]]) -> list[Target]:
 
 
 def ids_line(suite: str, groups: list[list[Row]]) -> str:
-    """The correctness line of a suite: how many rows were checked, whose differ."""
+    """The correctness line of a suite: how many rows were checked, whose differ, and
+    which ran without a check (no tiktoken ids to compare with)."""
     rows = [r for g in groups for r in g if r.fn is not None or r.status == DIFFER]
     ours = [r for r in rows if not r.is_peer]
     bad_ours = sorted({r.tool for r in ours if r.status == DIFFER})
     bad_peers = sorted({r.tool for r in rows if r.is_peer and r.status == DIFFER})
+    unchecked_ours = [r for r in ours if not r.checked]
+    unchecked_peers = sorted({r.tool for r in rows if r.is_peer and not r.checked})
     what = (
         "output compared with the input text"
         if suite == "decode"
@@ -952,11 +963,19 @@ def ids_line(suite: str, groups: list[list[Row]]) -> str:
         + (
             "**DIFFERENT** (" + ", ".join(bad_ours) + ")"
             if bad_ours
+            else f"identical in {len(ours) - len(unchecked_ours)} of {len(ours)} rows, "
+            f"**{len(unchecked_ours)} not checked** (no tiktoken ids to compare with)"
+            if unchecked_ours
             else f"identical in all {len(ours)} rows"
         )
     )
     if bad_peers:
         line += f"; peers that differ somewhere (no ratio there): {', '.join(bad_peers)}"
+    if unchecked_peers:
+        line += (
+            f"; peers not checked somewhere (never the fastest peer there): "
+            f"{', '.join(unchecked_peers)}"
+        )
     return line
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+ISSUE_ROUNDS = 5  # issue 4's targets are medians of at least this many rounds
 MB = 1_000_000  # sizes and throughputs are in decimal megabytes of UTF-8 input
 KB = 1_000
 REPO = Path(__file__).resolve().parents[1]
@@ -186,6 +187,13 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
+def rounds_caveat(rounds: int) -> str:
+    """A clause for a target judged on fewer rounds than the issue asks; "" otherwise."""
+    if rounds >= ISSUE_ROUNDS:
+        return ""
+    return f"median of {plural(rounds, 'round')}, where the issue asks for {ISSUE_ROUNDS}"
+
+
 def fmt_size(n_bytes: float) -> str:
     if n_bytes >= MB:
         return f"{n_bytes / MB:.3g} MB"
@@ -261,6 +269,9 @@ class Row:
     status: str = OK  # "ok", "ids DIFFER", "not installed", "not available", "error: ..."
     note: str = ""
     is_peer: bool = True  # False for bytepair's own rows
+    # The output was compared with the oracle's before timing (False: nothing to compare
+    # with, e.g. tiktoken absent); a row not checked is never the "fastest peer".
+    checked: bool = False
     calls: int = 1  # calls per round (times are per call)
     labels: dict = field(default_factory=dict)
     times: list[float] = field(default_factory=list)

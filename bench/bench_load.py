@@ -181,14 +181,16 @@ def run(args, ctx, results: Results) -> None:
     results.sections.append(Section("Loading", body))
     ours = [r for g in groups for r in g if not r.is_peer]
     bad = [r for r in ours if r.status != OK]
+    unchecked = [r for r in ours if not r.checked and r.status == OK]
     results.checks.append(
         "load: each loaded tokenizer encoded a 40 KB sample before timing; bytepair: "
         + (
-            f"same ids as tiktoken / HF in all {len(ours)} loads"
-            if not bad
-            else "**"
-            + ", ".join(f"{r.labels['call']} of {r.group}: {r.status}" for r in bad)
-            + "**"
+            "**" + ", ".join(f"{r.labels['call']} of {r.group}: {r.status}" for r in bad) + "**"
+            if bad
+            else f"same ids as tiktoken / HF in {len(ours) - len(unchecked)} of {len(ours)} "
+            f"loads, **{len(unchecked)} not checked** (tiktoken / HF tokenizers absent or failed)"
+            if unchecked
+            else f"same ids as tiktoken / HF in all {len(ours)} loads"
         )
     )
     slow = [f"{w} {x:.2f}× {t}" for x, w, t in targets if x < 1.0]
@@ -227,8 +229,10 @@ def make_group(what, candidates, sample, results: Results, have_reference: bool)
         if got is None or row.status != OK:
             continue
         if want is None:
-            row.add_note(f"ids not checked ({reference} not installed)")
-        elif list(got) != list(want):
+            row.add_note(f"ids not checked ({reference} not installed or failed to load)")
+            continue
+        row.checked = True
+        if list(got) != list(want):
             row.status = DIFFER
             line = f"{row.tool} {row.labels['call']} of {what}: ids of the sample differ from {reference}'s"
             (results.peer_diffs if row.is_peer else results.problems).append(f"ids DIFFER — {line}")
