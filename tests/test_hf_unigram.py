@@ -560,3 +560,138 @@ def test_decoders_bytepair_does_not_run_are_refused(t5_path: Path):
 def test_a_null_decoder_is_written_back_null(t5_path: Path):
     model, pipeline = fmt.loads(_with_decoder(t5_path, None), "t5.json")
     assert json.loads(fmt.dumps(model, pipeline))["decoder"] is None
+
+
+# ---------------------------------------------------------------------------
+# Normalizers that change an added token's text or the input's first character
+
+
+def _t5_variant(t5_path: Path, tmp_path: Path, name: str, **changes) -> Path:
+    document = json.loads(t5_path.read_text("utf-8"))
+    document.update(changes)
+    path = tmp_path / name
+    path.write_text(json.dumps(document), "utf-8")
+    return path
+
+
+def _assert_same_ids(path: Path, texts: list[str]) -> None:
+    import bytepair
+
+    theirs = tokenizers.Tokenizer.from_file(str(path))
+    ours = bytepair.load(path)
+    assert ours.flavor == "tokenizers"
+    model, pipeline = fmt.load(path)
+    for text in texts:
+        expected = _ids(theirs, text)
+        assert ours.encode_ordinary(text) == expected, text
+        assert ref.encode(model, pipeline, text) == expected, text
+
+
+@pytest.mark.parametrize(
+    "normalizer",
+    [
+        {"type": "Lowercase"},
+        {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]},
+        {"type": "Replace", "pattern": {"String": "S"}, "content": "s"},
+        {"type": "Prepend", "prepend": "▁"},
+        {
+            "type": "Sequence",
+            "normalizers": [{"type": "Lowercase"}, {"type": "Prepend", "prepend": "▁"}],
+        },
+    ],
+)
+def test_a_normalized_added_token_is_looked_for_as_the_normalizers_make_it(
+    t5_path, tmp_path, normalizer
+):
+    """tokenizers runs an added token with ``normalized: true`` through the
+    normalizers too (``<S>`` is looked for as ``<s>`` under Lowercase, as
+    ``▁<S>`` after a Prepend), then looks for that in the normalized text."""
+    document = json.loads(t5_path.read_text("utf-8"))
+    document["added_tokens"].append(
+        {
+            "id": 32099,  # <extra_id_0>'s id, given a new text
+            "content": "<S>",
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": True,
+            "special": True,
+        }
+    )
+    document["added_tokens"] = [
+        t for t in document["added_tokens"] if t["content"] != "<extra_id_0>"
+    ]
+    vocab = document["model"]["vocab"]
+    vocab[32099] = ["<S>", vocab[32099][1]]
+    path = _t5_variant(
+        t5_path,
+        tmp_path,
+        "normalized.json",
+        normalizer=normalizer,
+        added_tokens=document["added_tokens"],
+        model=document["model"],
+    )
+    _assert_same_ids(path, ["hello <S> world", "hello <s> world", "<S>x", "<s>", "SSS<S>"])
+
+
+def test_a_normalizer_that_empties_a_normalized_added_token_is_refused(t5_path, tmp_path):
+    import bytepair
+
+    document = json.loads(t5_path.read_text("utf-8"))
+    for token in document["added_tokens"]:
+        if token["content"] == "</s>":
+            token["normalized"] = True
+    normalizer = {"type": "Replace", "pattern": {"String": "</s>"}, "content": ""}
+    path = _t5_variant(
+        t5_path,
+        tmp_path,
+        "empty.json",
+        normalizer=normalizer,
+        added_tokens=document["added_tokens"],
+    )
+    with pytest.raises(ValueError, match='"</s>" .*the normalizers make nothing of it'):
+        bytepair.load(path).encode_ordinary("x")
+
+
+@pytest.mark.parametrize("normalizer", ["NFKC", "t5"])
+def test_prepend_first_follows_the_first_character_through_the_normalizers(
+    t5_path, tmp_path, normalizer
+):
+    """With WhitespaceSplit and prepend_scheme "first", tokenizers prepends to a
+    word that starts at the input's offset 0: NFKC makes " \\u0308" of "¨", so
+    the word "\\u0308" gets the ▁ although a space comes before it."""
+    document = json.loads(t5_path.read_text("utf-8"))
+    changes = {
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "WhitespaceSplit"},
+                {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": True},
+            ],
+        }
+    }
+    if normalizer == "NFKC":
+        changes["normalizer"] = {"type": "NFKC"}
+    path = _t5_variant(t5_path, tmp_path, "first.json", **changes)
+    assert document["normalizer"] is not None
+    texts = [
+        "¨x",
+        "\ufe49x",
+        "\u1fedx",
+        "x ¨y",
+        "\u3000x",
+        "Hello",
+        " Hello",
+        "¨",
+        "¨ x",
+        "\u00a0x",
+    ]
+    texts += [
+        "\ufeffHello world",
+        "\u200bHello",
+        "\x01Hello",
+        "\u00adHello",
+        "e\u0301x",
+        "¨\u0316x",
+    ]
+    _assert_same_ids(path, texts)

@@ -56,7 +56,11 @@ class CoreBPE:
 
 class PretokenCounter:
     def __init__(
-        self, special_tokens: list[str], pretokenizer: str, pattern: Optional[str] = None
+        self,
+        special_tokens: list[str],
+        pretokenizer: str,
+        pattern: Optional[str] = None,
+        normalize: list[str] = ...,
     ) -> None: ...
     def add_texts(self, texts: list[str]) -> None: ...
     def __len__(self) -> int: ...
@@ -99,6 +103,7 @@ class CoreUnigram:
         special_tokens: list[tuple[str, int]],
         pretokenizer: str,
         pattern: Optional[str] = None,
+        normalize: list[str] = ...,
     ) -> None: ...
     def encode(self, text: str, allowed: list[int], disallowed: list[int]) -> list[int]: ...
     def encode_batch(

@@ -25,6 +25,11 @@ def resolve_normalize(spec: NormalizeSpec) -> tuple[str, ...]:
     first, then ``"lowercase"``; ValueError naming what is wrong."""
     if spec is None:
         return ()
+    if not isinstance(spec, str) and not isinstance(spec, Iterable):
+        raise TypeError(
+            f"normalize takes a name or names (str), not {type(spec).__name__}: use "
+            f"{', '.join(NORMALIZATIONS)}"
+        )
     names = [spec] if isinstance(spec, str) else list(spec)
     for name in names:
         if not isinstance(name, str):

@@ -743,8 +743,11 @@ def _tokenizers_core(model: SentencePieceModel, pipeline):
 
     if pipeline.isolate_unknown:
         raise ValueError(
-            "pre_tokenizer.pretokenizers[0]: the Split of unknown characters is read only in a "
-            "file bytepair wrote for a model it trained"
+            "pre_tokenizer.pretokenizers[0]: the Split of unknown characters is read only "
+            "beside the rest of what bytepair writes with it for a model it trained (the "
+            "normalizers: NFC or NFKC, Lowercase, in that order, then Prepend('▁'); the scores "
+            "of <unk>, byte and special pieces; the special tokens as added tokens), and this "
+            "file changes one of them"
         )
     steps: list[tuple[str, object]] = []
     for step in pipeline.normalizers:

@@ -123,9 +123,8 @@ impl PretokenCounts {
 
     /// Counts SentencePiece-style words (unigram training's default): each
     /// space becomes `▁`, a `▁` goes in front of each piece of text between
-    /// special tokens, and words start at every `▁`: `"a  b"` -> `▁a`, `▁`, `▁b`.
-    /// SentencePiece-style words: every piece of text between special tokens
-    /// (normalized first) starts with the dummy `▁`.
+    /// special tokens (normalized first), and words start at every `▁`:
+    /// `"a  b"` -> `▁a`, `▁`, `▁b`.
     pub fn add_texts_metaspace(
         &mut self,
         texts: &[&str],

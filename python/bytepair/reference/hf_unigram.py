@@ -31,6 +31,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Optional
 
+import regex  # grapheme clusters (\X); a dependency of bytepair
+
 from ..formats.hf_regex import from_tokenizers
 from ..formats.hf_unigram import (
     BYTE_FALLBACK,
@@ -176,11 +178,18 @@ def _cut_before_spaces(word: str) -> list[str]:
 
 
 def pre_tokenize(
-    model: SentencePieceModel, pipeline: HFPipeline, text: str, at_text_start: bool
+    model: SentencePieceModel,
+    pipeline: HFPipeline,
+    text: str,
+    at_text_start: bool,
+    lead: int = 0,
 ) -> list[str]:
     """The pieces tokenizers' pre-tokenizer cuts normalized ``text`` into.
 
-    ``at_text_start``: ``text`` begins the whole input (for prepend_scheme "first").
+    ``at_text_start``: ``text`` begins the whole input (for prepend_scheme
+    "first"); ``lead``: how many leading characters of ``text`` the input's
+    first character became (:func:`_first_character_lead`): a word starting
+    among them starts the input too.
     """
     if not text:
         return []
@@ -198,7 +207,7 @@ def pre_tokenize(
     for start, word in words:
         word = word.replace(" ", SPACE_SYMBOL)
         if prepend and not word.startswith(SPACE_SYMBOL):
-            if not pipeline.prepend_first_only or (at_text_start and start == 0):
+            if not pipeline.prepend_first_only or (at_text_start and (start == 0 or start < lead)):
                 word = SPACE_SYMBOL + word
         if model.normalizer.split_on_whitespace:
             pieces.extend(_cut_before_spaces(word))
@@ -247,10 +256,36 @@ def _segment_ids(model: SentencePieceModel, piece: str) -> list[int]:
     return ids
 
 
+def _first_character_lead(
+    model: SentencePieceModel, pipeline: HFPipeline, part: str, normalized: str
+) -> int:
+    """With WhitespaceSplit and prepend_scheme "first": how many leading
+    characters of ``normalized`` the first character of ``part`` became.
+    tokenizers decides "first" by a word's offset in the input, so a word
+    made of what the input's first character became starts it (NFKC makes
+    ``" \u0308"`` of ``"¨"``, and the word ``"\u0308"`` then starts the input).
+    A character that shares its grapheme cluster becomes one character:
+    tokenizers aligns a cluster's replacement character by character (T5's
+    charsmap makes ``" \u0308"`` of ``"¨\u0316"``, the ``"\u0308"`` standing
+    for the ``"\u0316"``)."""
+    if not (pipeline.whitespace_split and pipeline.prepend_first_only) or not part:
+        return 0
+    cluster = regex.match(r"\X", part).group()
+    if len(cluster) > 1:
+        return min(1, len(normalized))
+    made = normalize(model, pipeline, cluster)
+    return len(made) if normalized.startswith(made) else 0
+
+
 def encode(model: SentencePieceModel, pipeline: HFPipeline, text: str) -> list[int]:
-    """``Tokenizer.encode(text, add_special_tokens=False).ids`` of the file."""
+    """``Tokenizer.encode(text, add_special_tokens=False).ids`` of the file.
+    Added tokens with ``normalized: true`` are looked for as the normalizers
+    make their text, as tokenizers does."""
     raw_tokens = {t.content: t.id for t in pipeline.added_tokens if not t.normalized}
-    normalized_tokens = {t.content: t.id for t in pipeline.added_tokens if t.normalized}
+    normalized_tokens: dict[str, int] = {}
+    for token in pipeline.added_tokens:
+        if token.normalized:
+            normalized_tokens.setdefault(normalize(model, pipeline, token.content), token.id)
     ids: list[int] = []
     position = 0
     for part, is_added in split_special(text, raw_tokens):
@@ -260,12 +295,13 @@ def encode(model: SentencePieceModel, pipeline: HFPipeline, text: str) -> list[i
             ids.append(raw_tokens[part])
             continue
         normalized = normalize(model, pipeline, part)
+        lead = _first_character_lead(model, pipeline, part, normalized) if at_start else 0
         for inner, inner_added in split_special(normalized, normalized_tokens):
             if inner_added:
                 ids.append(normalized_tokens[inner])
                 at_start = False
                 continue
-            for piece in pre_tokenize(model, pipeline, inner, at_start):
+            for piece in pre_tokenize(model, pipeline, inner, at_start, lead):
                 ids.extend(_segment_ids(model, piece))
             at_start = False
     return ids

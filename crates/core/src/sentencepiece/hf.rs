@@ -22,6 +22,7 @@ use std::borrow::Cow;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use fancy_regex::{NoExpand, Regex};
 use rayon::prelude::*;
+use unicode_segmentation::UnicodeSegmentation;
 
 use super::normalize::{apply_charsmap_tokenizers, Charsmap};
 use super::unigram::{Lattice, Scratch, Seg};
@@ -119,17 +120,18 @@ struct Added {
 }
 
 impl Added {
-    fn new(tokens: &[&HfAddedToken]) -> Result<Option<Self>> {
+    /// A matcher of `(text, id)`: the leftmost, then longest, match.
+    fn new(tokens: Vec<(String, u32)>) -> Result<Option<Self>> {
         if tokens.is_empty() {
             return Ok(None);
         }
         let matcher = AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostLongest)
-            .build(tokens.iter().map(|t| t.content.as_str()))
+            .build(tokens.iter().map(|(text, _)| text.as_str()))
             .map_err(|e| Error::InvalidSpecialTokens(e.to_string()))?;
         Ok(Some(Added {
             matcher,
-            ids: tokens.iter().map(|t| t.id).collect(),
+            ids: tokens.iter().map(|&(_, id)| id).collect(),
         }))
     }
 }
@@ -298,9 +300,12 @@ impl HfUnigramEncoder {
                 }
             });
         }
-        let raw: Vec<&HfAddedToken> = added_tokens.iter().filter(|t| !t.normalized).collect();
-        let normalized: Vec<&HfAddedToken> = added_tokens.iter().filter(|t| t.normalized).collect();
-        Ok(HfUnigramEncoder {
+        let raw: Vec<(String, u32)> = added_tokens
+            .iter()
+            .filter(|t| !t.normalized)
+            .map(|t| (t.content.clone(), t.id))
+            .collect();
+        let mut encoder = HfUnigramEncoder {
             trie,
             scores,
             max_len,
@@ -310,9 +315,24 @@ impl HfUnigramEncoder {
             steps,
             whitespace_split,
             metaspace,
-            raw_added: Added::new(&raw)?,
-            normalized_added: Added::new(&normalized)?,
-        })
+            raw_added: Added::new(raw)?,
+            normalized_added: None,
+        };
+        // tokenizers looks for a normalized token's text as the normalizers
+        // make it, in the normalized text.
+        let mut normalized = Vec::new();
+        for token in added_tokens.iter().filter(|t| t.normalized) {
+            let text = encoder.normalize(&token.content)?;
+            if text.is_empty() {
+                return Err(Error::InvalidSpecialTokens(format!(
+                    "added token {:?} (normalized: true): the normalizers make nothing of it",
+                    token.content
+                )));
+            }
+            normalized.push((text, token.id));
+        }
+        encoder.normalized_added = Added::new(normalized)?;
+        Ok(encoder)
     }
 
     /// The file's normalizer steps, in order. The text may grow to
@@ -416,6 +436,11 @@ impl HfUnigramEncoder {
                 return Ok(());
             }
             let normalized = self.normalize(part)?;
+            let lead = if at_start {
+                self.first_character_lead(part, &normalized)?
+            } else {
+                0
+            };
             split_added(
                 self.normalized_added.as_ref(),
                 &normalized,
@@ -423,7 +448,7 @@ impl HfUnigramEncoder {
                     if let Some(id) = added {
                         work.ids.push(id);
                     } else {
-                        self.pre_tokenize(inner, at_start, &mut work)?;
+                        self.pre_tokenize(inner, at_start, lead, &mut work)?;
                     }
                     at_start = false;
                     Ok(())
@@ -437,8 +462,41 @@ impl HfUnigramEncoder {
         texts.par_iter().map(|text| self.encode(text)).collect()
     }
 
-    /// Pre-tokenizes normalized `text` and encodes each piece into `work.ids`.
-    fn pre_tokenize(&self, text: &str, at_text_start: bool, work: &mut Work) -> Result<()> {
+    /// With `WhitespaceSplit` and prepend scheme "first": how many leading
+    /// bytes of `normalized` the first character of `part` (the start of the
+    /// input) became. tokenizers prepends to a word whose first character came
+    /// from the input's first one, by its offset in the input: NFKC makes
+    /// `" \u{308}"` of `¨`, and the word `\u{308}` then starts the input.
+    /// A character that shares its grapheme cluster becomes one character:
+    /// tokenizers aligns a cluster's replacement character by character
+    /// (T5's charsmap makes `" \u{308}"` of `"¨\u{316}"`, and the `\u{308}`
+    /// stands for the `\u{316}`).
+    fn first_character_lead(&self, part: &str, normalized: &str) -> Result<usize> {
+        if !self.whitespace_split || self.metaspace.prepend_scheme != PrependScheme::First {
+            return Ok(0);
+        }
+        let Some(cluster) = part.graphemes(true).next() else {
+            return Ok(0);
+        };
+        if cluster.chars().nth(1).is_some() {
+            return Ok(normalized.chars().next().map_or(0, char::len_utf8));
+        }
+        let made = self.normalize(cluster)?;
+        Ok(match normalized.starts_with(made.as_str()) {
+            true => made.len(),
+            false => 0,
+        })
+    }
+
+    /// Pre-tokenizes normalized `text` and encodes each piece into `work.ids`;
+    /// `lead`: see [`Self::first_character_lead`].
+    fn pre_tokenize(
+        &self,
+        text: &str,
+        at_text_start: bool,
+        lead: usize,
+        work: &mut Work,
+    ) -> Result<()> {
         if !self.whitespace_split {
             return self.metaspace_word(text, at_text_start, work);
         }
@@ -446,14 +504,15 @@ impl HfUnigramEncoder {
         for (index, ch) in text.char_indices() {
             if ch.is_whitespace() {
                 if let Some(s) = start.take() {
-                    self.metaspace_word(&text[s..index], at_text_start && s == 0, work)?;
+                    let first = at_text_start && (s == 0 || s < lead);
+                    self.metaspace_word(&text[s..index], first, work)?;
                 }
             } else if start.is_none() {
                 start = Some(index);
             }
         }
         if let Some(s) = start {
-            self.metaspace_word(&text[s..], at_text_start && s == 0, work)?;
+            self.metaspace_word(&text[s..], at_text_start && (s == 0 || s < lead), work)?;
         }
         Ok(())
     }
