@@ -207,6 +207,8 @@ def test_bad_normalizations_are_named():
         bytepair.train(["x"], 260, normalize=["nfc", "nfkc"])
     with pytest.raises(TypeError, match="normalize"):
         bytepair.train(["x"], 260, normalize=[1])
+    with pytest.raises(TypeError, match="normalize takes a name or names"):
+        bytepair.train(["x"], 260, normalize=5)
     with pytest.raises(TypeError, match="char-bpe reads words as given"):
         bytepair.train(["x y"], 300, model="char-bpe", normalize="nfc")
     with pytest.raises(ValueError, match="at most one of nfc and nfkc"):
