@@ -261,15 +261,18 @@ def tokendagger_encoder(data: Path, encoding: str) -> Encoder:
     )
 
 
-def tokie_encoder(data: Path, encoding: str, workdir: Path) -> Encoder:
+def tokie_encoder(data: Path, encoding: str, workdir: Path) -> tuple[Encoder, Encoder]:
+    """tokie's list calls and its numpy call (``encode_batch_flat``: one flat uint32 array
+    and the length of each text's ids), so that bytepair's numpy path meets a numpy peer."""
     tokie = optional_import("tokie")
     if tokie is None:
-        return absent("tokie", "tokie")
+        return absent("tokie", "tokie"), absent("tokie (numpy)", "tokie")
     try:
         tt = tokie.Tokenizer.from_json(str(hf_json(data, encoding, workdir)))
     except Exception as e:
-        return failed("tokie", e)
-    return Encoder(
+        return failed("tokie", e), failed("tokie (numpy)", e)
+    note = "Tokenizer.from_json of the tokenizer.json written by `bytepair convert`"
+    lists = Encoder(
         "tokie",
         encode=lambda text: tt.encode(text, add_special_tokens=False).ids,
         encode_call="encode(text).ids",
@@ -277,9 +280,31 @@ def tokie_encoder(data: Path, encoding: str, workdir: Path) -> Encoder:
         batch_call="encode_batch(texts)",
         decode=tt.decode_bytes,
         decode_call="decode_bytes(ids)",
-        note="Tokenizer.from_json of the tokenizer.json written by `bytepair convert`",
+        note=note,
         keep=[tt],
     )
+
+    def split(result) -> list[list[int]]:
+        flat, lengths = result
+        flat = flat.tolist()
+        out, start = [], 0
+        for n in lengths.tolist():
+            out.append(flat[start : start + n])
+            start += n
+        return out
+
+    numpy_path = Encoder(
+        "tokie (numpy)",
+        encode=lambda text: tt.encode_batch_flat([text], add_special_tokens=False)[0],
+        encode_call="encode_batch_flat([text])[0] -> ndarray (its only numpy call)",
+        to_list=lambda a: a.tolist(),
+        batch=lambda texts: tt.encode_batch_flat(texts, add_special_tokens=False),
+        batch_call="encode_batch_flat(texts) -> (flat ids, lengths)",
+        batch_to_lists=split,
+        note=note,
+        keep=[tt],
+    )
+    return lists, numpy_path
 
 
 def kitoken_encoder(data: Path, encoding: str) -> Encoder:
@@ -304,7 +329,7 @@ def kitoken_encoder(data: Path, encoding: str) -> Encoder:
 
 
 def build_encoders(data: Path, encoding: str, workdir: Path) -> list[Encoder]:
-    """bytepair (list and numpy paths) first, then the peers."""
+    """bytepair (list and numpy paths) first, then the peers (tokie: list and numpy calls)."""
     ours, ours_numpy = bytepair_encoder(data, encoding)
     return [
         ours,
@@ -313,7 +338,7 @@ def build_encoders(data: Path, encoding: str, workdir: Path) -> list[Encoder]:
         hf_encoder(data, encoding, workdir),
         bpe_openai_encoder(encoding),
         tokendagger_encoder(data, encoding),
-        tokie_encoder(data, encoding, workdir),
+        *tokie_encoder(data, encoding, workdir),
         kitoken_encoder(data, encoding),
     ]
 
