@@ -213,7 +213,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument(
         "--tiny-reps",
         type=int,
-        help="repetitions per round of the small-input batch calls (default 10)",
+        help="small inputs: the 1000-text rows get --rounds × this many rounds of one call each "
+        "(cache cleared before each); the one-text rows repeat their call 50 × this per round "
+        "(default 10)",
     )
     p.add_argument(
         "--worst-small-kb", type=float, help="worst case: the smaller size in KB (default 100)"
