@@ -25,6 +25,7 @@ from bench_harness import (
     log,
     md_table,
     optional_import,
+    rounds_caveat,
     tiktoken_file,
 )
 from bench_worker import KINDS
@@ -101,6 +102,11 @@ def median_time(reply: Optional[dict]) -> Optional[float]:
     return statistics.median(times)
 
 
+def rounds_of(reply: Optional[dict]) -> int:
+    """The rounds behind median_time (the first call alone when no timed round fitted)."""
+    return len(reply.get("times") or [reply["first"]]) if reply and "first" in reply else 0
+
+
 def describe(reply: Optional[dict]) -> str:
     if reply is None:
         return "not run"
@@ -122,6 +128,8 @@ def run(args, ctx, results: Results) -> None:
     ours_huge: list[tuple[float, str]] = []
     missing: list[str] = []
     missing_huge: list[str] = []
+    ratio_rounds: list[int] = []  # rounds behind each of bytepair's timings, per target
+    huge_rounds: list[int] = []
     peer_notes: list[str] = []
     compared = {"same": 0, "differ": 0, "roundtrip": 0}
     for encoding in ENCODINGS:
@@ -225,10 +233,12 @@ def run(args, ctx, results: Results) -> None:
                 if tool == "bytepair":
                     if ratio is not None:
                         ours_ratios.append((ratio, where))
+                        ratio_rounds += [rounds_of(r_small), rounds_of(r_large)]
                     else:
                         missing.append(where)
                     if t_huge is not None:
                         ours_huge.append((t_huge, where))
+                        huge_rounds.append(rounds_of(r_huge))
                     else:
                         missing_huge.append(where)
                 if tool == "bytepair" and r_large and "ntokens" in r_large:
@@ -286,7 +296,12 @@ def run(args, ctx, results: Results) -> None:
             if worst_ratio is None
             else f"highest {worst_ratio[0]:.1f} ({worst_ratio[1]}) over {len(ours_ratios)} inputs"
             + (f"; above 12: {', '.join(over)}" if over else "")
-            + (f"; not measured: {', '.join(missing)}" if missing else ""),
+            + (f"; not measured: {', '.join(missing)}" if missing else "")
+            + (
+                f"; {rounds_caveat(min(ratio_rounds))}"
+                if ratio_rounds and rounds_caveat(min(ratio_rounds))
+                else ""
+            ),
         )
     )
     slow = [f"{w} {t:.2f} s" for t, w in ours_huge if t >= 2.0]
@@ -302,6 +317,11 @@ def run(args, ctx, results: Results) -> None:
             + (
                 f"; not measured (failed or over the limit): {', '.join(missing_huge)}"
                 if missing_huge
+                else ""
+            )
+            + (
+                f"; {rounds_caveat(min(huge_rounds))} (at most 3 rounds at this size)"
+                if huge_rounds and rounds_caveat(min(huge_rounds))
                 else ""
             ),
         )
