@@ -5,6 +5,7 @@ the Python tokenizer does with the same merges. A screenshot is written."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 
@@ -79,6 +80,60 @@ def test_the_page_in_a_browser(tmp_path):
             shutil.copy(shot, os.environ["BYTEPAIR_VIZ_SCREENSHOT"])
         browser.close()
     assert shot.read_bytes()[:4] == b"\x89PNG"
+    assert errors == []
+
+
+# Markup in the corpus: "<!--" then "<script" inside the page's data element
+# made the HTML parser skip its end tag, and the page was dead.
+MARKUP = ["<!--<script> x </script> a&amp;b -->\n" * 30]
+
+
+def data_element(html: str) -> str:
+    start = html.index('<script id="data" type="application/json">')
+    start = html.index(">", start) + 1
+    return html[start : html.index("</script>", start)]
+
+
+def test_markup_in_the_corpus_stays_data(tmp_path):
+    import json
+
+    path = write_page(MARKUP, tmp_path / "page.html", 40, pretokenizer="whitespace")
+    html = path.read_text(encoding="utf-8")
+    element = data_element(html)
+    assert "<!--<script>" in json.dumps(page_data(MARKUP, 40, pretokenizer="whitespace"))
+    assert not any(c in element for c in "<>&")
+    assert json.loads(element) == page_data(MARKUP, 40, pretokenizer="whitespace")
+    assert html.count("<script") == 2 and html.rstrip().endswith("</html>")
+
+
+@contextlib.contextmanager
+def browser_page(path):
+    """The page at ``path`` in headless chromium, and the errors it logs."""
+    playwright = pytest.importorskip("playwright.sync_api", reason="the page test needs playwright")
+    executable = chromium()
+    errors: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.as_uri())
+        try:
+            yield page, errors
+        finally:
+            browser.close()
+
+
+def test_markup_in_the_corpus_in_a_browser(tmp_path):
+    path = write_page(MARKUP, tmp_path / "page.html", 40, pretokenizer="whitespace")
+    data = page_data(MARKUP, 40, pretokenizer="whitespace")
+    merges = len(data["steps"])
+    with browser_page(path) as (page, errors):
+        assert page.evaluate("document.scripts.length") == 2
+        assert page.evaluate("DATA") == data
+        assert page.text_content("#step") == f"merge 1 of {merges}"
+        page.click("#next")
+        assert page.text_content("#step") == f"merge 2 of {merges}"
     assert errors == []
 
 

@@ -106,9 +106,21 @@ def write_page(
 
 def write_page_data(data: dict, path: Path, sample: str) -> None:
     """Write the page of :func:`page_data`'s ``data`` to ``path``."""
-    # Inside <script>, "</" would end the element: JSON's \u escapes keep it out.
-    payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
-    sample_html = sample.replace("&", "&amp;").replace("<", "&lt;")
     html = TEMPLATE.read_text(encoding="utf-8")
-    html = html.replace("__SAMPLE__", sample_html).replace("__DATA__", payload)
+    html = html.replace("__SAMPLE__", sample_html(sample)).replace("__DATA__", embedded_json(data))
     path.write_text(html, encoding="utf-8")
+
+
+def embedded_json(data: object) -> str:
+    """``data`` as JSON with no markup for the HTML parser: inside <script>,
+    "</script" ends the element and "<!--" then "<script" makes the parser
+    skip the real end tag (the rest of the page becomes data). ``<``, ``>``
+    and ``&`` occur in JSON only inside strings, where their \\u escapes are
+    the same characters to JSON.parse."""
+    text = json.dumps(data, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def sample_html(sample: str) -> str:
+    """``sample`` as the text of the page's <textarea>."""
+    return sample.replace("&", "&amp;").replace("<", "&lt;")
