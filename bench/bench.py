@@ -20,6 +20,7 @@ import argparse
 import os
 import platform
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_harness import (  # noqa: E402
     MB,
+    REPO,
     Corpus,
     Results,
     background_load,
@@ -117,6 +119,21 @@ class Context:
         return self._corpora[name]
 
 
+def commit() -> str:
+    """``git describe --always --dirty`` of the repository, or "unknown" without git."""
+    try:
+        proc = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else "unknown"
+
+
 def machine_line(argv: list[str]) -> str:
     from bench_peers import versions_line
 
@@ -131,8 +148,9 @@ def machine_line(argv: list[str]) -> str:
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     command = "python " + shlex.join(argv)
     return (
-        f"{date}; nproc {nproc()}; CPU {cpu}; {platform.system()} {platform.release()}; "
-        f"Python {platform.python_version()}; {versions_line()}; command: `{command}`"
+        f"{date}; commit {commit()}; nproc {nproc()}; CPU {cpu}; "
+        f"{platform.system()} {platform.release()}; Python {platform.python_version()}; "
+        f"{versions_line()}; command: `{command}`"
     )
 
 

@@ -67,6 +67,7 @@ def test_bench_quick_run(tmp_path):
     for heading in SECTIONS:
         assert heading in out, f"no {heading!r}:\n{out}"
     assert "**PROBLEM**" not in out
+    assert re.match(r"^\S.*; commit \S+; nproc \d+;", out), out.splitlines()[0]
     # The correctness lines, one per suite.
     assert "merges identical: yes" in out
     for suite in ("encode", "batch", "decode"):
@@ -162,3 +163,65 @@ def test_bench_scale_tiny_run(tmp_path):
     assert written.startswith(main_block)  # the other suites' block is untouched
     assert "scale before" not in written and "merges from counts identical: yes" in written
     assert written.endswith("<!-- bench-scale:end -->\nend\n")
+
+
+def _bench_modules(*names):
+    """The bench modules, imported from bench/ (they import each other by name)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        return [__import__(name) for name in names]
+    finally:
+        sys.path.pop(0)
+
+
+def test_targets_with_a_missing_comparison_are_not_measured():
+    """A group whose comparison is missing (a peer absent, failed or unchecked) makes a
+    target not measured, never met; a measured shortfall still makes it NOT met."""
+    bench_harness, bench_encode, bench_train = _bench_modules(
+        "bench_harness", "bench_encode", "bench_train"
+    )
+
+    def row(tool, seconds, peer=True, status="ok", checked=True):
+        labels = {"encoding": "e", "text": tool}
+        r = bench_harness.Row("g", tool, 1, fn=lambda: None, is_peer=peer, labels=labels)
+        r.status, r.checked, r.times = status, checked, [seconds] * 5
+        return r
+
+    full = [row("bytepair", 1, False), row("bytepair (numpy)", 1, False), row("tiktoken", 6)]
+    full += [row("tokie", 2), row("tokie (numpy)", 1.5)]
+    no_tiktoken = [row("bytepair", 1, False), row("bytepair (numpy)", 1, False)]
+    no_tiktoken += [row("tiktoken", 2, status="error: x"), row("tokie", 2)]
+    targets = {t.name: t for t in bench_encode.encode_targets([full, no_tiktoken])}
+    vs_tk = targets["1. encode, one thread, list[int] path: ≥ 5x tiktoken"]
+    assert vs_tk.met is None and vs_tk.detail.startswith("1/2 groups"), vs_tk
+    assert "not measured" in vs_tk.detail
+    # Like for like: the numpy path meets tokie (numpy) where it ran (1.5x), else tokie.
+    numpy_peer = targets["1. encode, one thread, numpy path: ≥ 1.2x the fastest peer"]
+    assert numpy_peer.met is True, numpy_peer
+    assert "lowest 1.50× (e bytepair (numpy), vs tokie (numpy)); highest 2.00×" in numpy_peer.detail
+    # A peer whose ids were not checked is never the fastest peer.
+    unchecked = [row("bytepair", 1, False), row("bytepair (numpy)", 1, False)]
+    unchecked += [row("tiktoken", 6), row("tokie", 0.5, checked=False)]
+    assert bench_encode.fastest_peer(unchecked, unchecked[0]).tool == "tiktoken"
+    assert "1 not checked" in bench_encode.ids_line(
+        "encode", [[row("bytepair", 1, False, checked=False)]]
+    )
+
+    def run(tool, seconds=None, peak=None, error=""):
+        r = bench_train.Run(tool)
+        r.error = error
+        r.results = [] if error else [{"train_s": seconds, "peak_kb": peak, "base_kb": 1}]
+        return r
+
+    runs = {
+        "bytepair": run("bytepair", 1.0, 300_000),
+        "HF tokenizers": run("HF tokenizers", error="not installed"),
+        "rustbpe": run("rustbpe", 3.5, 400_000),
+    }
+    speed, memory = bench_train.train_targets({"gpt2, 79 MB": runs})
+    assert speed.met is None and "HF tokenizers not measured" in speed.detail, speed
+    assert memory.met is None and "HF tokenizers not measured" in memory.detail, memory
+    assert "median of 1 round, where the issue asks for 5" in speed.detail
+    runs["rustbpe"] = run("rustbpe", 2.0, 200_000)  # measured and short: NOT met
+    speed, memory = bench_train.train_targets({"gpt2, 79 MB": runs})
+    assert speed.met is False and memory.met is False
