@@ -106,6 +106,18 @@ def test_markup_in_the_corpus_stays_data(tmp_path):
     assert html.count("<script") == 2 and html.rstrip().endswith("</html>")
 
 
+def test_the_sample_is_written_as_given(tmp_path):
+    import html
+    import json
+
+    sample = '__DATA__ <b>&amp; "x"'
+    path = write_page(CORPUS, tmp_path / "page.html", 3, sample=sample)
+    text = path.read_text(encoding="utf-8")
+    area = text[text.index('<textarea id="input" rows="2">') :].split(">", 1)[1]
+    assert html.unescape(area.split("</textarea>")[0]) == sample
+    assert json.loads(data_element(text)) == page_data(CORPUS, 3)
+
+
 @contextlib.contextmanager
 def browser_page(path):
     """The page at ``path`` in headless chromium, and the errors it logs."""

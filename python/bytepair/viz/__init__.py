@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Union
@@ -106,8 +107,9 @@ def write_page(
 
 def write_page_data(data: dict, path: Path, sample: str) -> None:
     """Write the page of :func:`page_data`'s ``data`` to ``path``."""
-    html = TEMPLATE.read_text(encoding="utf-8")
-    html = html.replace("__SAMPLE__", sample_html(sample)).replace("__DATA__", embedded_json(data))
+    fill = {"__SAMPLE__": sample_html(sample), "__DATA__": embedded_json(data)}
+    # One pass: a sample that reads "__DATA__" stays the sample.
+    html = re.sub("__SAMPLE__|__DATA__", lambda m: fill[m[0]], TEMPLATE.read_text("utf-8"))
     path.write_text(html, encoding="utf-8")
 
 
