@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import warnings
 
 import pytest
 
@@ -146,6 +147,30 @@ def test_markup_in_the_corpus_in_a_browser(tmp_path):
         assert page.text_content("#step") == f"merge 1 of {merges}"
         page.click("#next")
         assert page.text_content("#step") == f"merge 2 of {merges}"
+    assert errors == []
+
+
+def test_a_page_without_merges(tmp_path):
+    """A corpus with no pair: the box cuts its text into bytes when the page
+    opens, and the controls (disabled) do nothing, without an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = write_page(["a"], tmp_path / "page.html", 5, sample="abc")
+    with browser_page(path) as (page, errors):
+        assert page.text_content("#step") == "no merge: the corpus has no pair"
+        assert page.text_content("#count") == "3 tokens"
+        assert page.locator("#tokens .tok").all_text_contents() == ["abc"[i] for i in range(3)]
+        for control in ("prev", "next", "play", "slider"):
+            assert page.is_disabled(f"#{control}")
+        # Their handlers, called anyway (as a click on an enabled button would).
+        page.evaluate(
+            "['prev', 'next', 'play'].forEach(id => document.getElementById(id).onclick())"
+        )
+        page.evaluate("go(2)")
+        assert page.text_content("#step") == "no merge: the corpus has no pair"
+        assert page.text_content("#play") == "Play"
+        page.fill("#input", "ab")
+        assert page.text_content("#count") == "2 tokens"
     assert errors == []
 
 
