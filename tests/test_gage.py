@@ -64,10 +64,19 @@ def test_spec_example():
 
 
 def test_a_run_holds_its_pair_once_per_two_bytes():
-    assert compress_block(b"AAA") == (b"AAA", [])
-    assert compress_block(b"AAAA") == (b"\x00\x00", [(0, 65, 65)])
+    assert compress_block(b"AAAAA") == (b"AAAAA", [])  # (A, A) twice: below the threshold
+    assert compress_block(b"AAAAAAA") == (b"\x00\x00\x00A", [(0, 65, 65)])
     data = b"AAAAAB" * 3  # runs of odd length next to the pair that follows them
     assert blocks(roundtrip(data)) == [compress_block(data)]
+
+
+def test_a_pair_seen_twice_is_left_as_gage_leaves_it():
+    """Gage's THRESHOLD 3: a table entry costs 3 bytes, a pair seen twice
+    saves 2, so replacing it would make the output longer."""
+    data = b"ABABCDEFGHIJ"
+    assert compress_block(data) == (data, [])
+    [(payload, table)] = blocks(roundtrip(data))
+    assert (payload, table) == (data, [])
 
 
 small_bytes = st.one_of(

@@ -11,7 +11,9 @@ algorithm BPE tokenizers are named after.
 
 The algorithm: find the most frequent pair of adjacent bytes, replace every
 occurrence with a byte value the data does not use, note (code, left, right)
-in a table, and repeat until no pair occurs twice or no byte value is free.
+in a table, and repeat until no pair occurs three times (Gage's threshold: a
+table entry costs 3 bytes, so a pair seen twice would not pay for itself) or
+no byte value is free.
 Decompression expands each code back into its pair. Above, ``AB`` occurs 3
 times and becomes byte 0: 10 bytes of payload become 7.
 

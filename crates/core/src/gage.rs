@@ -16,8 +16,9 @@
 //!   make: occurrences of (a, b) with a != b never overlap; a run of n equal
 //!   bytes x holds (x, x) n / 2 times, rounded down (`AAA` once, `AAAA` twice).
 //! - The winner has the highest count, ties to the smallest (left, right).
-//!   Compression stops when the winner occurs fewer than twice or when no byte
-//!   value is free.
+//!   Compression stops when the winner occurs fewer than three times (Gage's
+//!   `THRESHOLD`: a table entry costs 3 bytes, and a pair that occurs twice
+//!   saves only 2) or when no byte value is free.
 //! - The code is the smallest byte value that neither occurs in the block's
 //!   input nor is a code already (a byte that merely vanished from the data
 //!   is still taken: the table gives every byte one meaning).
@@ -47,6 +48,10 @@ use crate::error::{Error, Result};
 
 pub const MAGIC: &[u8; 4] = b"GAGE";
 pub const VERSION: u8 = 1;
+/// The fewest occurrences a pair needs to be replaced: its table entry
+/// costs 3 bytes, so a pair that occurs twice would make the output longer.
+const MIN_COUNT: u32 = 3;
+
 /// Bytes of input per block (the last block may be shorter).
 pub const BLOCK_SIZE: usize = 1 << 16;
 const HEADER_LEN: usize = 13;
@@ -147,7 +152,7 @@ impl Compressor {
             let Some((count, pair)) = self.pop_best() else {
                 break;
             };
-            if count < 2 {
+            if count < MIN_COUNT {
                 break;
             }
             used[code as usize] = true;
@@ -543,7 +548,7 @@ mod tests {
                 .enumerate()
                 .max_by_key(|&(k, &c)| (c, Reverse(k)))
                 .unwrap();
-            if count < 2 {
+            if count < MIN_COUNT {
                 break;
             }
             let (a, b) = ((pair >> 8) as u8, pair as u8);
@@ -588,12 +593,13 @@ mod tests {
     #[test]
     fn runs_count_without_overlap() {
         let mut c = Compressor::new();
-        assert_eq!(c.compress_block(b"AAA"), (vec![], b"AAA".to_vec()));
+        // `AAAAA` holds (A, A) twice, too few to pay for a table entry.
+        assert_eq!(c.compress_block(b"AAAAA"), (vec![], b"AAAAA".to_vec()));
         assert_eq!(
-            c.compress_block(b"AAAA"),
-            (vec![[0, b'A', b'A']], vec![0, 0])
+            c.compress_block(b"AAAAAAA"),
+            (vec![[0, b'A', b'A']], vec![0, 0, 0, b'A'])
         );
-        // 2^17 bytes: 16 doublings in each 64 KiB block, one byte of payload each.
+        // 2^17 bytes: 14 doublings in each 64 KiB block, four bytes of payload each.
         let packed = roundtrip(&vec![b'a'; 1 << 17]);
         assert!(
             packed.len() < 2 * (14 + 48 + 4) + HEADER_LEN,

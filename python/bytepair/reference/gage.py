@@ -46,7 +46,7 @@ def compress_block(data: bytes) -> tuple[bytes, list[tuple[int, int, int]]]:
             break
         # Highest count first, then the smallest pair.
         pair, count = min(counts.items(), key=lambda item: (-item[1], item[0]))
-        if count < 2:
+        if count < 3:  # a table entry costs 3 bytes: replacing a pair seen twice saves only 2
             break
         symbols = _replace(symbols, pair, code)
         table.append((code, *pair))
