@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import io
 import random
+import re
 import warnings
 from pathlib import Path
 
@@ -175,3 +176,65 @@ def test_codes_version_0_1_applies_as_subword_nmt(tmp_path):
         CharBPE.load_codes(path)
     with pytest.raises(ValueError, match="version"):
         CharBPE([], version="1.0")
+
+
+@pytest.mark.parametrize(
+    ("marker", "name"),
+    [("< w>", "a space"), ("\n", "a line break ('\\n')"), ("w\r", "a line break ('\\r')")],
+)
+def test_a_marker_a_codes_file_cannot_hold_is_refused(marker, name, tmp_path):
+    """A space or line break in end_of_word made codes files that failed to
+    load (space) or loaded as other merges (line break): refused up front."""
+    match = re.escape(f"end_of_word {marker!r} contains {name}")
+    with pytest.raises(ValueError, match=match):
+        train_char_bpe(["low lower"], num_merges=3, end_of_word=marker)
+    with pytest.raises(ValueError, match=match):
+        bytepair.train(["low lower"], 12, model="char-bpe", end_of_word=marker)
+    with pytest.raises(ValueError, match=match):
+        CharBPE([("l", "o")], end_of_word=marker)
+    path = tmp_path / "c.codes"
+    path.write_text("#version: 0.2\nl o\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=match):
+        CharBPE.load_codes(path, end_of_word=marker)
+    with pytest.raises(ValueError, match="non-empty"):
+        CharBPE([("l", "o")], end_of_word="")
+    # Other markers still round trip.
+    for marker in ("_", "</w>", "\t", "@@"):
+        bpe = trained(["low lower lowest low"] * 3, num_merges=6, end_of_word=marker)
+        bpe.save_codes(path, overwrite=True)
+        assert CharBPE.load_codes(path, end_of_word=marker).merges == bpe.merges
+
+
+@pytest.mark.parametrize(
+    ("merge", "problem"),
+    [
+        (("a b", "c"), "a space in 'a b'"),
+        (("a", "b\n"), "a line break ('\\n') in 'b\\n'"),
+        (("\ra", "b"), "a line break ('\\r') in '\\ra'"),
+        (("", "b"), "an empty symbol"),
+        (("a", "\ud800"), "contains the lone surrogate"),
+    ],
+)
+def test_save_codes_refuses_a_merge_it_cannot_write(merge, problem, tmp_path):
+    bpe = CharBPE([("a", "b"), merge, ("c", "d")])
+    path = tmp_path / "c.codes"
+    with pytest.raises(ValueError, match=r"merges\[1\] .*" + re.escape(problem)):
+        bpe.save_codes(path)
+    assert not path.exists()
+    path.write_text("kept", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"merges\[1\]"):
+        bpe.save_codes(path, overwrite=True)
+    assert path.read_text(encoding="utf-8") == "kept"
+
+
+def test_load_codes_names_the_line_and_byte_that_is_not_utf8(tmp_path):
+    path = tmp_path / "bad.codes"
+    path.write_bytes(b"#version: 0.2\nl o\n\xffa b\n")
+    with pytest.raises(FormatError, match=r"bad\.codes \(line 3\): not UTF-8.*0xFF at offset 18"):
+        CharBPE.load_codes(path)
+    # Lines counted as they are read: \r\n and a lone \r end a line too.
+    path.write_bytes(b"#version: 0.2\r\nl o\rlo w\r\nx \xe9\n")
+    with pytest.raises(FormatError, match=r"\(line 4\): not UTF-8.*0xE9 at offset 27"):
+        CharBPE.load_codes(path)
+    path.write_bytes(b"#version: 0.2\r\nl o\rlo w\r\n")
+    assert CharBPE.load_codes(path).merges == [("l", "o"), ("lo", "w")]

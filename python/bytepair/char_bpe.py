@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from . import _native
-from .errors import FormatError, warn
+from .errors import FormatError, NotUtf8Error, decode_utf8, warn
 from .tokenizer import _reject_surrogates
 from .training import (
     MAX_COUNT,
@@ -39,6 +39,10 @@ from .training import (
 END_OF_WORD = "</w>"
 CODES_VERSIONS = ("0.1", "0.2")
 TIE_RULES = ("smallest", "subword-nmt")
+# A codes file holds one "left right" merge a line (subword-nmt strips spaces
+# and \r\n from a line's ends): a symbol with one of these is read back as
+# other merges, or not at all.
+CODES_BREAKS = {" ": "a space", "\r": "a line break ('\\r')", "\n": "a line break ('\\n')"}
 
 
 def word_counts(texts: Iterable[str]) -> Counter:
@@ -84,6 +88,21 @@ def _codes_version(line: str, path: Path) -> str:
     return version
 
 
+def _check_end_of_word(end_of_word: object) -> str:
+    """``end_of_word`` if it can mark the end of a word in a codes file."""
+    if not isinstance(end_of_word, str) or not end_of_word:
+        raise ValueError("end_of_word must be a non-empty string")
+    _check_utf8(end_of_word, f"end_of_word {end_of_word!r}")
+    for char, name in CODES_BREAKS.items():
+        if char in end_of_word:
+            raise ValueError(
+                f"end_of_word {end_of_word!r} contains {name}: words are cut at spaces, and a "
+                "codes file holds one 'left right' merge a line, so it could not be saved "
+                "and read back"
+            )
+    return end_of_word
+
+
 class CharBPE:
     """Merges learned over characters; encodes words and lines."""
 
@@ -97,7 +116,7 @@ class CharBPE:
         if version not in CODES_VERSIONS:
             raise ValueError(f"version must be one of {', '.join(CODES_VERSIONS)}, not {version!r}")
         self.merges = [(str(a), str(b)) for a, b in merges]
-        self.end_of_word = end_of_word
+        self.end_of_word = _check_end_of_word(end_of_word)
         self.version = version
         self.counts = tuple(counts) if counts is not None else None
         # Symbols by id (base characters as met, merge results); the core
@@ -165,15 +184,27 @@ class CharBPE:
         path = Path(path)
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
+        for index, merge in enumerate(self.merges):  # a hand-built CharBPE may have any
+            for symbol in merge:
+                _check_utf8(symbol, f"merges[{index}] {merge!r}")
+                problem = "an empty symbol" if not symbol else None
+                for char, name in CODES_BREAKS.items():
+                    if problem is None and char in symbol:
+                        problem = f"{name} in {symbol!r}"
+                if problem:
+                    raise ValueError(
+                        f"merges[{index}] {merge!r} has {problem}: a codes file holds one "
+                        "'left right' merge a line, so it could not be read back"
+                    )
         lines = [f"#version: {self.version}"] + [f"{a} {b}" for a, b in self.merges]
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        path.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
 
     @classmethod
     def load_codes(cls, path: Union[str, os.PathLike], end_of_word: str = END_OF_WORD) -> CharBPE:
         """Read subword-nmt's codes file (with or without the version line,
         which subword-nmt reads as version 0.1)."""
         merges = []
-        text = Path(path).read_text(encoding="utf-8")
+        text = _read_codes(Path(path))
         version = _codes_version(text.split("\n", 1)[0], Path(path))
         for number, line in enumerate(text.split("\n"), start=1):
             if not line or (number == 1 and line.startswith("#version:")):
@@ -183,6 +214,23 @@ class CharBPE:
                 raise FormatError(path, f"expected 'left right', got {line!r}", f"line {number}")
             merges.append((parts[0], parts[1]))
         return cls(merges, end_of_word, version=version)
+
+
+def _universal_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _read_codes(path: Path) -> str:
+    """A codes file's text, its lines ended by \\n (\\r\\n and \\r too, as in
+    text mode); FormatError naming the line and byte where it is not UTF-8."""
+    data = path.read_bytes()  # FileNotFoundError names the path
+    try:
+        return _universal_newlines(decode_utf8(data))
+    except NotUtf8Error as e:
+        line = _universal_newlines(data[: e.offset].decode("utf-8")).count("\n") + 1
+        raise FormatError(
+            path, f"not UTF-8 text (byte 0x{e.byte:02X} at offset {e.offset})", f"line {line}"
+        ) from None
 
 
 def _check_utf8(text: str, what: str) -> str:
@@ -213,9 +261,7 @@ def train_char_bpe(
         check_size("vocab_size", vocab_size, 1, MAX_VOCAB_SIZE)
     if tie_rule not in TIE_RULES:
         raise ValueError(f"tie_rule must be one of {', '.join(TIE_RULES)}, not {tie_rule!r}")
-    if not isinstance(end_of_word, str) or not end_of_word:
-        raise ValueError("end_of_word must be a non-empty string")
-    _check_utf8(end_of_word, f"end_of_word {end_of_word!r}")
+    _check_end_of_word(end_of_word)
     check_size("min_frequency", min_frequency, 1, MAX_COUNT)
     bar = progress_bar(progress, desc="counting", unit="B", unit_scale=True)
 
