@@ -777,13 +777,12 @@ pub(crate) mod tests {
         let mut rng = Rng::new(11);
         for round in 0..200 {
             let alphabet = 2 + (rng.next_u64() % 4) as u32;
-            let mut next_id = alphabet;
+            let count = (rng.next_u64() % 40) as u32;
             let mut rules = Vec::new();
-            for _ in 0..(rng.next_u64() % 40) {
-                let left = (rng.next_u64() % next_id as u64) as u32;
-                let right = (rng.next_u64() % next_id as u64) as u32;
-                rules.push((left, right, next_id));
-                next_id += 1;
+            for result in alphabet..alphabet + count {
+                let left = (rng.next_u64() % result as u64) as u32;
+                let right = (rng.next_u64() % result as u64) as u32;
+                rules.push((left, right, result));
             }
             let table = SymbolRules::new(rules.iter().copied());
             let length = 65 + (rng.next_u64() % 400) as usize;
