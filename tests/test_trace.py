@@ -92,3 +92,14 @@ def test_steps_command_prints_the_worked_example(tmp_path, capsys):
     assert "stopped after" in capsys.readouterr().out
     assert main(["steps", str(tmp_path / "missing.txt")]) == 1
     assert "no such file" in capsys.readouterr().err
+
+
+def test_steps_names_the_file_that_is_not_utf8(tmp_path, capsys):
+    from bytepair.cli import main
+
+    corpus = tmp_path / "bad.txt"
+    corpus.write_bytes(b"low low\nlow\xff lower\n")
+    for lines in ([], ["--lines"]):
+        assert main(["steps", str(corpus), "--merges", "2", *lines]) == 1
+        err = capsys.readouterr().err
+        assert f"{corpus}: not UTF-8 text (byte 0xFF at offset 11, line 2)" in err, (lines, err)

@@ -119,7 +119,8 @@ def cmd_steps(args: argparse.Namespace) -> int:
     else:
         corpus = _corpus([args.source])
     if args.lines:  # each line a text of its own (with --pretokenizer none: one word each)
-        texts = [c if isinstance(c, str) else c.read_text(encoding="utf-8") for c in corpus]
+        # A file's text as the trainer reads it: not UTF-8 names the file, line and byte.
+        texts = [c if isinstance(c, str) else _read_corpus_text(str(c), "SOURCE") for c in corpus]
         corpus = [line for text in texts for line in text.splitlines() if line]
     color = sys.stdout.isatty() if args.color is None else args.color
     steps = trace(
