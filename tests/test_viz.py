@@ -186,6 +186,38 @@ def test_viz_command(tmp_path, capsys):
     assert "--force" in capsys.readouterr().err
 
 
+def test_viz_output_checked_before_the_work(tmp_path, capsys, monkeypatch):
+    """A directory in the output's place fails before the trace (it failed after
+    it with --force), and the missing directories of -o are made only to write
+    the page (they were made first, and left behind when the corpus failed)."""
+    import bytepair.viz
+    from bytepair.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(" ".join(CORPUS), encoding="utf-8")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"low \xff")
+    assert main(["viz", str(bad), "-o", str(tmp_path / "new" / "sub" / "v.html")]) == 1
+    assert "not UTF-8" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+
+    def no_trace(*args, **kwargs):
+        raise AssertionError("the trace ran")
+
+    monkeypatch.setattr(bytepair.viz, "page_data", no_trace)
+    (tmp_path / "adir").mkdir()
+    for output in ("adir", "c.txt/v.html"):
+        assert main(["viz", str(corpus), "-o", str(tmp_path / output), "--force"]) == 1
+        assert "directory" in capsys.readouterr().err
+    with pytest.raises(IsADirectoryError):
+        write_page(CORPUS, tmp_path / "adir", overwrite=True)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        write_page(CORPUS, tmp_path / "nowhere" / "v.html")
+    monkeypatch.undo()
+    assert main(["viz", str(corpus), "-o", str(tmp_path / "new" / "sub" / "v.html")]) == 0
+    assert (tmp_path / "new" / "sub" / "v.html").stat().st_size > 1000
+
+
 def test_the_page_cuts_text_as_the_pre_tokenizers_do():
     """JS_PATTERNS in node against the core's pre-tokenizers, on every
     whitespace character either engine knows (JavaScript's \\s has U+FEFF and

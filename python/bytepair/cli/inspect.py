@@ -12,7 +12,15 @@ from pathlib import Path
 from ..demo import format_merge, readable
 from ..errors import NotUtf8Error, decode_utf8
 from ..tokenizer import Tokenizer
-from .common import CommandError, _check_writable, _corpus, _load, _read_stdin_text, _write_text
+from .common import (
+    CommandError,
+    _check_writable,
+    _corpus,
+    _load,
+    _made_directory,
+    _read_stdin_text,
+    _write_text,
+)
 
 SHOWN_MERGES = 10
 SHOWN_LONGEST = 10
@@ -142,12 +150,13 @@ def cmd_viz(args: argparse.Namespace) -> int:
     from ..viz import SAMPLE, page_data, write_page_data
 
     output = Path(args.output)
+    _check_writable(output, "-o")  # a directory in the way fails before the trace, not after
     if output.exists() and not args.force:
         raise CommandError(f"{output} already exists; pass --force to replace")
     corpus = _corpus(args.files or ["-"])
-    output.parent.mkdir(parents=True, exist_ok=True)
     data = page_data(corpus, args.merges, pretokenizer=args.pretokenizer)
-    write_page_data(data, output, SAMPLE)
+    with _made_directory(output.parent):  # made only now, and removed if the writing fails
+        write_page_data(data, output, SAMPLE)
     # A small corpus runs out of pairs before --merges: say how many the page shows.
     print(
         f"wrote {output}: {len(data['steps'])} merges; open it in a browser (it needs no network)"

@@ -98,8 +98,13 @@ def write_page(
 ) -> Path:
     """Write the page to ``path`` (never over an existing file unless ``overwrite``)."""
     path = Path(path)
+    # What would fail only when writing, checked before the trace.
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory; give the .html file to write")
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"{path}: the directory {path.parent} does not exist")
     data = page_data(corpus, merges, pretokenizer=pretokenizer, top=top, show=show)
     write_page_data(data, path, sample)
     return path
