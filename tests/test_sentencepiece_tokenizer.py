@@ -840,3 +840,63 @@ def test_a_model_for_the_bytepair_flavor_holds_only_its_kinds():
         SentencePieceTokenizer(_small_model(kinds=kinds))
     with pytest.raises(ValueError, match=r"SentencePieceModel\.algorithm"):
         SentencePieceTokenizer(_small_model(algorithm="bpe"))
+
+
+def _draws(sample, n):
+    from collections import Counter
+
+    return Counter(tuple(sample(i)) for i in range(n))
+
+
+@pytest.mark.parametrize(
+    "name, text, alpha",
+    [
+        ("sp_test_model.model", "hello", 0.5),
+        ("sp_test_model.model", "hello world", 0.2),
+        ("sp_test_ja_model.model", "吾輩は猫である", 0.3),
+    ],
+)
+def test_a_model_file_samples_as_sentencepiece_does(shared_data, name, text, alpha):
+    """Sampling a unigram .model draws from sentencepiece's lattice: the same
+    distribution as its SampleEncode(text, -1, alpha), not the same draws."""
+    spm = pytest.importorskip("sentencepiece")
+    path = shared_data / "models" / "sentencepiece" / name
+    tok = bytepair.load(path)
+    processor = spm.SentencePieceProcessor(model_file=str(path))
+    spm.set_random_generator_seed(7)
+    n = 3000
+    ours = _draws(lambda i: tok.encode_sample(text, alpha=alpha, seed=i), n)
+    theirs = _draws(
+        lambda i: processor.encode(
+            text, out_type=int, enable_sampling=True, alpha=alpha, nbest_size=-1
+        ),
+        n,
+    )
+    assert len(ours) > 1
+    total_variation = sum(abs(ours[k] - theirs[k]) for k in set(ours) | set(theirs)) / (2 * n)
+    assert total_variation < 0.08, total_variation
+    assert tok.encode_sample(text, alpha=alpha, seed=5) == tok.encode_sample(
+        text, alpha=alpha, seed=5
+    )
+    batch = tok.encode_sample_batch([text] * 3, alpha=alpha, seed=5)
+    assert batch == tok.encode_sample_batch([text] * 3, alpha=alpha, seed=5)
+
+
+def test_a_model_file_samples_the_best_path_at_a_large_alpha(shared_data):
+    tok = bytepair.load(shared_data / "models" / "sentencepiece" / "sp_test_model.model")
+    for line in corpus_lines(shared_data, 100):
+        assert tok.encode_sample(line, alpha=1e6, seed=3) == tok.encode_ordinary(line)
+    assert tok.encode_sample("", seed=1) == []
+    with pytest.raises(bytepair.DisallowedSpecialError, match='"<s>"'):
+        tok.encode_sample("a <s>", disallowed_special={"<s>"})
+    with pytest.raises(ValueError, match="cannot be allowed"):
+        tok.encode_sample("a", allowed_special="all")
+
+
+def test_a_bpe_model_file_does_not_sample(shared_data):
+    tok = bytepair.load(shared_data / "models" / "sentencepiece" / "llama2_tokenizer.model")
+    assert tok.model.algorithm == "bpe"
+    with pytest.raises(NotImplementedError, match="SentencePiece's BPE"):
+        tok.encode_sample("hello")
+    with pytest.raises(NotImplementedError, match="SentencePiece's BPE"):
+        tok.encode_sample_batch(["hello"])

@@ -256,6 +256,16 @@ class SentencePieceTokenizer:
     def encode_ordinary_batch(self, texts: Iterable[str]) -> list[list[int]]:
         return self.encode_batch(texts, disallowed_special=())
 
+    def _sentencepiece_sampling(self, what: str) -> bool:
+        """Whether ``what`` samples with the ``.model`` file's own lattice."""
+        if self._flavor != "sentencepiece":
+            return False
+        if self._model.algorithm != "unigram":
+            raise NotImplementedError(
+                f"{what} samples unigram models; this .model file is SentencePiece's BPE"
+            )
+        return True
+
     def _unigram_core(self, what: str):
         if self._core is None:
             raise NotImplementedError(
@@ -295,7 +305,12 @@ class SentencePieceTokenizer:
         """A segmentation drawn with probability proportional to
         ``P(segmentation) ** alpha`` (subword regularization, Kudo 2018): small
         ``alpha`` spreads the choice, large ``alpha`` approaches Viterbi.
-        ``seed`` makes it reproducible."""
+        ``seed`` makes it reproducible. A unigram ``.model`` file draws from
+        sentencepiece's lattice (its ``SampleEncode(text, -1, alpha)``: the
+        same distribution, not the same draws for a seed)."""
+        if self._sentencepiece_sampling("encode_sample"):
+            self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
+            return _on_text(self._foreign_core.sample, text, _alpha(alpha), _seed(seed))
         core = self._unigram_core("encode_sample")
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
         return _on_text(core.sample, text, allowed, disallowed, _alpha(alpha), _seed(seed))
@@ -307,10 +322,14 @@ class SentencePieceTokenizer:
         as ordinary text); text ``i`` draws from its own stream of ``seed``."""
         from .tokenizer import Tokenizer
 
-        core = self._unigram_core("encode_sample_batch")
+        own_lattice = self._sentencepiece_sampling("encode_sample_batch")
+        core = None if own_lattice else self._unigram_core("encode_sample_batch")
         texts = Tokenizer._checked_batch(texts)
+        alpha, seed = _alpha(alpha), _seed(seed)
         try:
-            return core.sample_batch(texts, [], _alpha(alpha), _seed(seed))
+            if core is None:
+                return self._foreign_core.sample_batch(texts, alpha, seed)
+            return core.sample_batch(texts, [], alpha, seed)
         except UnicodeEncodeError as e:
             raise _batch_surrogate_error(e, texts) from None
 

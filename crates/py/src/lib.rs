@@ -1189,6 +1189,23 @@ impl CoreSentencePiece {
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         in_parallel(py, || Ok(self.inner.encode_batch(&refs)))
     }
+
+    /// A unigram segmentation drawn with probability proportional to exp(alpha x score).
+    fn sample(&self, py: Python<'_>, text: &str, alpha: f64, seed: u64) -> PyResult<Vec<u32>> {
+        without_gil(py, || self.inner.sample(text, alpha, &mut Rng::new(seed)))
+    }
+
+    /// [`Self::sample`] over many texts in parallel; text `i` has its own stream of `seed`.
+    fn sample_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        alpha: f64,
+        seed: u64,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        in_parallel(py, || self.inner.sample_batch(&refs, alpha, seed))
+    }
 }
 
 /// tokenizers' encoding of a Unigram `tokenizer.json`:

@@ -10,6 +10,10 @@
 //!    ([`unigram`]), or sentencepiece's BPE ([`bpe`]);
 //! 3. unknown segments become their byte pieces (byte fallback) or one
 //!    `unk_id` per run.
+//!
+//! [`SentencePieceEncoder::sample`] draws from the same unigram lattice as
+//! sentencepiece's `SampleEncode` with `nbest_size = -1` (forward filtering,
+//! backward sampling): the same distribution, not sentencepiece's draws.
 
 mod bpe;
 pub mod hf;
@@ -20,6 +24,8 @@ use rayon::prelude::*;
 
 use crate::double_array::{DoubleArray, NONE};
 use crate::error::{Error, Result};
+use crate::rng::Rng;
+use crate::unigram::lattice::{self as unigram_lattice, View};
 pub use hf::{HfAddedToken, HfNormalizerStep, HfUnigramEncoder, Metaspace, PrependScheme};
 pub use normalize::{SpNormalizer, SPACE_SYMBOL};
 use unigram::{Lattice, Scratch, Seg};
@@ -249,6 +255,80 @@ impl SentencePieceEncoder {
 
     pub fn encode_batch(&self, texts: &[&str]) -> Vec<Vec<u32>> {
         texts.par_iter().map(|text| self.encode(text)).collect()
+    }
+
+    /// A segmentation of a unigram model drawn with probability proportional
+    /// to exp(alpha x its total score), over the candidates [`Self::encode`]'s
+    /// best path weighs (pieces and the unknown character, scored as there),
+    /// as sentencepiece's `SampleEncode(text, -1, alpha)` draws them.
+    pub fn sample(&self, text: &str, alpha: f64, rng: &mut Rng) -> Result<Vec<u32>> {
+        if self.algorithm != SpAlgorithm::Unigram {
+            return Err(Error::InvalidVocabulary(
+                "sampling needs a unigram model; this is SentencePiece's BPE".into(),
+            ));
+        }
+        let normalized = self.normalize(text);
+        let bytes = normalized.as_bytes();
+        let tables = &self.tables;
+        let mut offsets: Vec<usize> = normalized.char_indices().map(|(at, _)| at).collect();
+        offsets.push(bytes.len());
+        let (mut starts, mut lens, mut scores, mut pieces) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for &begin in &offsets[..offsets.len() - 1] {
+            starts.push(lens.len() as u32);
+            let first = lens.len();
+            let (mut state, mut chars) = (0u32, 0u32);
+            for &byte in &bytes[begin..] {
+                if byte & 0xC0 != 0x80 {
+                    chars += 1;
+                }
+                let Some(next) = tables.candidate_trie.step(state, byte) else {
+                    break;
+                };
+                state = next;
+                let piece = tables.candidate_trie.value(state);
+                if piece != NONE {
+                    lens.push(chars);
+                    scores.push(tables.candidate_scores[piece as usize] as f64);
+                    pieces.push(piece);
+                }
+            }
+            // As in the best path: an unknown node where no piece is the one character.
+            if lens.len() == first || lens[first] != 1 {
+                lens.insert(first, 1);
+                scores.insert(first, tables.unk_score as f64);
+                pieces.insert(first, NONE);
+            }
+        }
+        starts.push(lens.len() as u32);
+        let view = View {
+            starts: &starts,
+            lens: &lens,
+            scores: &scores,
+        };
+        let mut path = Vec::new();
+        unigram_lattice::sample(view, alpha, rng, &mut Default::default(), &mut path);
+        let mut segments = Vec::with_capacity(path.len());
+        let mut position = 0usize;
+        for node in path {
+            let end = position + lens[node as usize] as usize;
+            segments.push(Seg {
+                start: offsets[position] as u32,
+                end: offsets[end] as u32,
+                id: pieces[node as usize],
+            });
+            position = end;
+        }
+        Ok(self.segments_to_ids(bytes, &segments))
+    }
+
+    /// [`Self::sample`] of many texts in parallel; text `i` draws from its own stream of `seed`.
+    pub fn sample_batch(&self, texts: &[&str], alpha: f64, seed: u64) -> Result<Vec<Vec<u32>>> {
+        texts
+            .par_iter()
+            .enumerate()
+            .map(|(i, t)| self.sample(t, alpha, &mut Rng::for_item(seed, i as u64)))
+            .collect()
     }
 
     /// sentencepiece's PopulateSentencePieceText: byte fallback, or one

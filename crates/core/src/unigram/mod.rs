@@ -6,7 +6,7 @@
 //! cut by the caller (metaspace or a pre-tokenizer); here a word is a `&str`
 //! whose characters are the lattice positions.
 
-mod lattice;
+pub(crate) mod lattice;
 mod seeds;
 mod text;
 mod train;
