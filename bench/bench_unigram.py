@@ -5,9 +5,11 @@ encoding throughput, one thread each for encoding."""
 
 from __future__ import annotations
 
+import re
 import statistics
 import tempfile
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench_harness import (
@@ -85,9 +87,18 @@ def median_encode_seconds(encode, text: str, rounds: int) -> float:
     return statistics.median(timed(lambda: encode(text))[0] for _ in range(rounds))
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A corpus and vocabulary sentencepiece refuses as such (more pieces than
+    the corpus allows it): there is no pair to compare, so no target rests on it."""
+
+    why: str
+
+
 def compare(args, spm, label: str, train_lines: list[str], heldout: list[str], vocab: int):
     """The two rows of one corpus and vocabulary size, and the target outcomes (a str,
-    why they are not measured, when sentencepiece is absent or fails)."""
+    why they are not measured, when sentencepiece is absent or fails; a
+    :class:`LeftOut` when it refuses that many pieces of the corpus)."""
     import bytepair
 
     heldout_text = "\n".join(heldout)
@@ -122,9 +133,13 @@ def compare(args, spm, label: str, train_lines: list[str], heldout: list[str], v
     try:
         sp_s, sp = train_sentencepiece(spm, train_lines, vocab)
     except RuntimeError as e:
-        return rows + [[label, "sentencepiece", f"error: {e}", "", "", ""]], (
-            f"sentencepiece error: {str(e)[:120]}"
-        )
+        rows.append([label, "sentencepiece", f"error: {e}", "", "", ""])
+        too_many = re.search(r"Vocabulary size too high \((\d+)\)\. .*<= (\d+)", str(e))
+        if too_many:  # the corpus is too small for this many pieces: no pair to compare
+            return rows, LeftOut(
+                f"sentencepiece makes at most {int(too_many[2]):,} pieces of this corpus"
+            )
+        return rows, f"sentencepiece error: {str(e)[:120]}"
     sp_scores = [sp.get_score(i) for i in range(sp.get_piece_size())]
     sp_unk = (
         min(s for i, s in enumerate(sp_scores) if not (sp.is_unknown(i) or sp.is_control(i)))
@@ -162,11 +177,15 @@ def run(args, ctx, results: Results) -> None:
     rows = []
     targets: dict[str, list[tuple[bool, str]]] = {"quality": [], "train": [], "encode": []}
     unmeasured: list[str] = []  # "label (why)": no sentencepiece figure to compare with
+    left_out: list[str] = []  # "label (why)": a pair that cannot exist (no verdict rests on it)
     for name, train_lines, heldout in corpora(args, ctx.data):
         for vocab in args.unigram_vocab_sizes:
             label = f"{name}, vocab {vocab:,}"
             more, outcomes = compare(args, spm, label, train_lines, heldout, vocab)
             rows += more
+            if isinstance(outcomes, LeftOut):
+                left_out.append(f"{label} ({outcomes.why})")
+                continue
             if isinstance(outcomes, str):
                 unmeasured.append(f"{label} ({outcomes})")
                 continue
@@ -211,5 +230,9 @@ def run(args, ctx, results: Results) -> None:
             if unmeasured or not outcomes
             else True
         )
-        detail = "; ".join([d for _, d in outcomes] + [f"not measured: {u}" for u in unmeasured])
+        detail = "; ".join(
+            [d for _, d in outcomes]
+            + [f"not measured: {u}" for u in unmeasured]
+            + [f"left out: {u}" for u in left_out]
+        )
         results.targets.append(Target(names[key], met, detail or "not measured"))
