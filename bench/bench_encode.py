@@ -334,6 +334,19 @@ def render_encode(
     )
 
 
+def missing_and_rounds(failed: list[str], unmeasured: list[str], rounds: list[int]) -> str:
+    """The end of a target's detail: groups bytepair did not time, groups
+    without their comparison, and the rounds caveat."""
+    detail = ""
+    if failed:
+        detail += "; bytepair not timed: " + listed(failed)
+    if unmeasured:
+        detail += "; not measured: " + listed(unmeasured)
+    if rounds and rounds_caveat(min(rounds)):
+        detail += "; " + rounds_caveat(min(rounds))
+    return detail
+
+
 def encode_targets(groups: list[list[Row]]) -> list[Target]:
     targets = []
     comparisons = (
@@ -380,12 +393,7 @@ def encode_targets(groups: list[list[Row]]) -> list[Target]:
             failing = [v for v in values if v[0] < threshold]
             if failing:
                 detail += "; below: " + listed([f"{v[1]} {v[0]:.2f}×" for v in failing])
-            if failed:
-                detail += "; bytepair not timed: " + listed(failed)
-            if unmeasured:
-                detail += "; not measured: " + listed(unmeasured)
-            if rounds and rounds_caveat(min(rounds)):
-                detail += "; " + rounds_caveat(min(rounds))
+            detail += missing_and_rounds(failed, unmeasured, rounds)
             targets.append(
                 Target(
                     f"1. encode, one thread, {label}: {name}",
@@ -1014,12 +1022,7 @@ def decode_targets(groups: list[list[Row]]) -> list[Target]:
     detail = f"{len(passing)}/{len(groups)} groups: " + ", ".join(
         f"{w} {r:.2f}×" for r, w in values
     )
-    if failed:
-        detail += "; bytepair not timed: " + listed(failed)
-    if unmeasured:
-        detail += "; not measured: " + listed(unmeasured)
-    if rounds and rounds_caveat(min(rounds)):
-        detail += "; " + rounds_caveat(min(rounds))
+    detail += missing_and_rounds(failed, unmeasured, rounds)
     return [Target(name, judge(values, failed, unmeasured, 1.0), detail)]
 
 
