@@ -12,6 +12,7 @@ import math
 import random
 import re
 import warnings
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -435,22 +436,28 @@ def test_decode_of_a_model_file_honours_errors_and_decode_bytes_is_raw(shared_da
         assert tok.decode([c3, a9], errors="strict") == peer.decode([c3, a9]) == "é"
 
 
-@pytest.fixture(scope="module")
-def tokenizers_with_byte_fallback(tmp_path_factory):
-    """A Unigram tokenizer.json with byte pieces, written by bytepair from a
-    sentencepiece model (its decoder: ByteFallback, then Metaspace)."""
-    import bytepair.sentencepiece_tokenizer as module
+_DEMO_CORPUS = Path(bytepair.__file__).with_name("data") / "botchan.txt"
 
-    out = tmp_path_factory.mktemp("bf")
-    corpus = module.__file__.replace("sentencepiece_tokenizer.py", "data/botchan.txt")
+
+def _train_byte_fallback_model(prefix: Path) -> None:
+    """sentencepiece's unigram model of 600 pieces with byte pieces, trained
+    on the demo corpus, written to ``prefix.model``."""
     spm.SentencePieceTrainer.train(
-        input=corpus,
-        model_prefix=str(out / "bf"),
+        input=str(_DEMO_CORPUS),
+        model_prefix=str(prefix),
         vocab_size=600,
         byte_fallback=True,
         model_type="unigram",
         minloglevel=2,
     )
+
+
+@pytest.fixture(scope="module")
+def tokenizers_with_byte_fallback(tmp_path_factory):
+    """A Unigram tokenizer.json with byte pieces, written by bytepair from a
+    sentencepiece model (its decoder: ByteFallback, then Metaspace)."""
+    out = tmp_path_factory.mktemp("bf")
+    _train_byte_fallback_model(out / "bf")
     with pytest.warns(UserWarning, match="tokenizers' rules differ from sentencepiece's"):
         bytepair.load(out / "bf.model").save(out / "bf.json")
     decoder = json.loads((out / "bf.json").read_text(encoding="utf-8"))["decoder"]
@@ -718,22 +725,11 @@ def test_command_line_inspects_and_converts_sentencepiece_models(tmp_path, capsy
 def byte_fallback_pair(tmp_path_factory):
     """A bytepair-trained unigram model with byte pieces, its exported
     tokenizer.json, and a sentencepiece model with byte pieces (the peers)."""
-    import bytepair.sentencepiece_tokenizer as module
-
     out = tmp_path_factory.mktemp("bf_ours")
-    corpus = module.__file__.replace("sentencepiece_tokenizer.py", "data/botchan.txt")
-    with open(corpus, encoding="utf-8") as f:
-        text = f.read()
+    text = _DEMO_CORPUS.read_text(encoding="utf-8")
     ours = bytepair.train([text], 600, model="unigram", byte_fallback=True, progress=False)
     ours.save(out / "ours.json")
-    spm.SentencePieceTrainer.train(
-        input=corpus,
-        model_prefix=str(out / "sp"),
-        vocab_size=600,
-        byte_fallback=True,
-        model_type="unigram",
-        minloglevel=2,
-    )
+    _train_byte_fallback_model(out / "sp")
     peer = spm.SentencePieceProcessor(model_file=str(out / "sp.model"))
     return ours, out / "ours.json", peer
 
@@ -859,7 +855,6 @@ def _draws(sample, n):
 def test_a_model_file_samples_as_sentencepiece_does(shared_data, name, text, alpha):
     """Sampling a unigram .model draws from sentencepiece's lattice: the same
     distribution as its SampleEncode(text, -1, alpha), not the same draws."""
-    spm = pytest.importorskip("sentencepiece")
     path = shared_data / "models" / "sentencepiece" / name
     tok = bytepair.load(path)
     processor = spm.SentencePieceProcessor(model_file=str(path))
