@@ -342,9 +342,7 @@ def missing_and_rounds(failed: list[str], unmeasured: list[str], rounds: list[in
         detail += "; bytepair not timed: " + listed(failed)
     if unmeasured:
         detail += "; not measured: " + listed(unmeasured)
-    if rounds and rounds_caveat(min(rounds)):
-        detail += "; " + rounds_caveat(min(rounds))
-    return detail
+    return detail + rounds_caveat(rounds)
 
 
 def encode_targets(groups: list[list[Row]]) -> list[Target]:
@@ -888,8 +886,7 @@ def batch_targets(groups: list[list[Row]], tiny: list[list[Row]]) -> list[Target
             + ("" if c is None else f" ({nproc()} × the split's speed on one thread: {c:.2f}×)")
             for r, w, c, _ in known
         )
-        if rounds_caveat(min(v[3] for v in known)):
-            detail += "; " + rounds_caveat(min(v[3] for v in known))
+        detail += rounds_caveat(v[3] for v in known)
         targets.append(Target(name, not failing and len(known) == len(values), detail))
     if tiny:
         many, one = tiny[0], tiny[1] if len(tiny) > 1 else []
@@ -912,8 +909,7 @@ def batch_targets(groups: list[list[Row]], tiny: list[list[Row]]) -> list[Target
             "pieces in bytepair's cache, see the table's notes)"
         )
         timed_rows = [x for x in (base, batch, base1, batch1) if x is not None and x.times]
-        if timed_rows and rounds_caveat(min(len(x.times) for x in timed_rows)):
-            detail += "; " + rounds_caveat(min(len(x.times) for x in timed_rows))
+        detail += rounds_caveat(len(x.times) for x in timed_rows)
         targets.append(
             Target("2. no per-call thread-pool start-up cost on small inputs", met, detail)
         )
@@ -939,7 +935,7 @@ def decode_group(
         labels = {"encoding": SHORT[encoding], "text": f"{corpus.name}, {len(ids):,} tokens"}
         row = Row(what, e.tool, len(want), is_peer=e.is_peer, labels=labels)
         if e.status != OK:
-            if not e.tool.endswith(NUMPY):  # the numpy rows are encode-only
+            if not is_numpy(e):  # the numpy rows are encode-only
                 row.status, row.note = e.status, e.note
                 group.append(row)
             continue

@@ -11,6 +11,7 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,11 +188,14 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
-def rounds_caveat(rounds: int) -> str:
-    """A clause for a target judged on fewer rounds than the issue asks; "" otherwise."""
-    if rounds >= ISSUE_ROUNDS:
+def rounds_caveat(rounds: Iterable[int], why: str = "") -> str:
+    """The clause (``"; ..."``) a target's detail ends with when the fewest of
+    ``rounds`` (the round counts behind its ratios) is below what the issue
+    asks, followed by ``why``; "" otherwise, and for no rounds."""
+    fewest = min(rounds, default=ISSUE_ROUNDS)
+    if fewest >= ISSUE_ROUNDS:
         return ""
-    return f"median of {plural(rounds, 'round')}, where the issue asks for {ISSUE_ROUNDS}"
+    return f"; median of {plural(fewest, 'round')}, where the issue asks for {ISSUE_ROUNDS}{why}"
 
 
 def fmt_size(n_bytes: float) -> str:

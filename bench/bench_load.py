@@ -228,8 +228,7 @@ def run(args, ctx, results: Results) -> None:
         detail += "; bytepair failed: " + ", ".join(failed)
     if unmeasured:
         detail += "; not measured: " + ", ".join(unmeasured)
-    if rounds and rounds_caveat(min(rounds)):
-        detail += "; " + rounds_caveat(min(rounds))
+    detail += rounds_caveat(rounds)
     # NOT met on a measured shortfall or a failed load; not measured while a load lacks
     # its reference; else met.
     met = False if slow or failed else None if unmeasured or not targets else True

@@ -377,7 +377,7 @@ def train_targets(main_results: dict[str, dict[str, Run]]) -> list[Target]:
             memory_missing = True
             line += f"; {', '.join(peers_without_peak)} not measured"
         memory.append(line)
-    caveat = rounds_caveat(min(rounds)) if rounds else ""
+    caveat = rounds_caveat(rounds)
 
     def verdict(short: bool, missing: bool) -> Optional[bool]:
         return False if short else None if missing else True
@@ -386,12 +386,12 @@ def train_targets(main_results: dict[str, dict[str, Run]]) -> list[Target]:
         Target(
             "4. training ≥ 3x faster than HF BpeTrainer and rustbpe",
             verdict(speed_short, speed_missing) if speed else None,
-            "; ".join(speed + ([caveat] if caveat else [])) or "not run",
+            ("; ".join(speed) + caveat).removeprefix("; ") or "not run",
         ),
         Target(
             "4. training peak RSS ≤ the lower of HF's and rustbpe's",
             verdict(memory_short, memory_missing) if memory else None,
-            "; ".join(memory + ([caveat] if caveat else [])) or "not measured",
+            ("; ".join(memory) + caveat).removeprefix("; ") or "not measured",
         ),
     ]
 

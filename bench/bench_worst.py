@@ -297,11 +297,7 @@ def run(args, ctx, results: Results) -> None:
             else f"highest {worst_ratio[0]:.1f} ({worst_ratio[1]}) over {len(ours_ratios)} inputs"
             + (f"; above 12: {', '.join(over)}" if over else "")
             + (f"; not measured: {', '.join(missing)}" if missing else "")
-            + (
-                f"; {rounds_caveat(min(ratio_rounds))}"
-                if ratio_rounds and rounds_caveat(min(ratio_rounds))
-                else ""
-            ),
+            + rounds_caveat(ratio_rounds),
         )
     )
     slow = [f"{w} {t:.2f} s" for t, w in ours_huge if t >= 2.0]
@@ -319,10 +315,6 @@ def run(args, ctx, results: Results) -> None:
                 if missing_huge
                 else ""
             )
-            + (
-                f"; {rounds_caveat(min(huge_rounds))} (at most 3 rounds at this size)"
-                if huge_rounds and rounds_caveat(min(huge_rounds))
-                else ""
-            ),
+            + rounds_caveat(huge_rounds, " (at most 3 rounds at this size)"),
         )
     )
