@@ -30,6 +30,7 @@ from bench_harness import (
     nproc,
     one_cpu,
     own_cpu,
+    paired_ratio,
     plural,
     race,
     rounds_caveat,
@@ -158,10 +159,11 @@ def try_call(row: Row):
 
 
 def ratio(numerator: Optional[Row], row: Row) -> Optional[float]:
-    """How many times faster ``row`` is than ``numerator`` (their median times)."""
+    """How many times faster ``row`` is than ``numerator``: the median over the rounds of
+    their race of ``numerator``'s time / ``row``'s in that round (see ``paired_ratio``)."""
     if numerator is None or not numerator.timed_ok or not row.timed_ok:
         return None
-    return numerator.median / row.median
+    return paired_ratio(numerator.times, row.times)
 
 
 def is_numpy(row: Row) -> bool:
@@ -320,8 +322,10 @@ def render_encode(
     )
     return (
         out + f"\n\nOne thread, median of {rounds} rounds{pinned_note}. "
-        '"× tiktoken" and "× fastest peer" = that tool\'s median time / this row\'s '
-        "(above 1: this row is faster); the fastest peer is the fastest non-bytepair row of the "
+        '"× tiktoken" and "× fastest peer" = the median over the rounds of that tool\'s time '
+        "/ this row's in the same round (above 1: this row is faster; see the section's "
+        "preface for why round by round, and why it can differ from the ratio of the two "
+        "medians); the fastest peer is the fastest non-bytepair row of the "
         "group whose ids were checked identical, like for like: a row that returns lists "
         "(bytepair's list path, tiktoken, ...) is set against the fastest peer call that "
         "returns lists, and bytepair (numpy) against the fastest peer numpy call (tokie (numpy), "
@@ -604,8 +608,9 @@ def render_batch(groups: list[list[Row]], rounds: int) -> str:
         f"\n\n{threads} cores, median of {rounds} rounds. Texts: the slice's documents, those "
         f"longer than {2 * CHUNK_CHARS:,} characters cut after a blank line into pieces of "
         f"about {CHUNK_CHARS:,} (so that {threads} threads can share the work); every tool "
-        'encodes the same texts. "× bytepair 1 thread" = the median time of bytepair\'s '
-        "encode_ordinary called once per text on one thread / this row's. "
+        'encodes the same texts. "× bytepair 1 thread" = the median over the rounds of the '
+        "time of bytepair's encode_ordinary called once per text on one thread / this row's in "
+        "the same round. "
         f'"encode_ordinary from {threads} Python threads": a ThreadPoolExecutor (created '
         "before timing) either maps encode_ordinary over the texts (one call a task: with "
         "texts this small, Python's per-task machinery under the GIL weighs in) or gives "
@@ -989,7 +994,8 @@ def render_decode(groups: list[list[Row]], rounds: int) -> str:
         right={4, 5, 6, 7},
     )
     return out + (
-        f"\n\nMedian of {rounds} rounds; tiktoken's ids of the whole slice, decoded to bytes "
+        f'\n\nMedian of {rounds} rounds ("× tiktoken": of the rounds\' ratios, as in the encode '
+        "table); tiktoken's ids of the whole slice, decoded to bytes "
         "(checked equal to the slice); throughput in MB of output. HF tokenizers and bpe-openai "
         "only decode to str, so they are not in this table."
     )

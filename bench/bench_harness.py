@@ -198,6 +198,18 @@ def rounds_caveat(rounds: Iterable[int], why: str = "") -> str:
     return f"; median of {plural(fewest, 'round')}, where the issue asks for {ISSUE_ROUNDS}{why}"
 
 
+def paired_ratio(slower: list[float], faster: list[float]) -> float:
+    """How many times faster the times ``faster`` are than ``slower``, taken round for round:
+    the median of ``slower[i] / faster[i]``. Both come from one race, in which every round
+    times each row once, and the machines here drift by tens of percent from one second to
+    the next; a round's ratio compares two tools under the same conditions, where the ratio
+    of the two medians can set a slow stretch of one against a fast stretch of the other.
+    Lists of different lengths (a row that failed part way) fall back to that ratio."""
+    if len(slower) == len(faster):
+        return statistics.median(s / f for s, f in zip(slower, faster))
+    return statistics.median(slower) / statistics.median(faster)
+
+
 def fmt_size(n_bytes: float) -> str:
     if n_bytes >= MB:
         return f"{n_bytes / MB:.3g} MB"

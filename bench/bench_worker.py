@@ -2,8 +2,9 @@
 
 ``bench_worker.py worst TOOL ENCODING JSON_PATH`` loads one encoder, says
 ``{"ready": ...}``, then answers one JSON job per stdin line (a worst-case
-input kind and size) with one JSON line: the times of its rounds, a hash of
-the ids, a hash of the input. The parent kills it when a job runs past its
+input kind and size, and optionally a smaller size to time in the same
+rounds) with one JSON line: the times of its rounds, a hash of the ids, a
+hash of the input. The parent kills it when a job runs past its
 time limit, so a peer that hangs costs the limit, not the benchmark.
 
 ``bench_worker.py train JOB_JSON`` trains one tool once in this fresh
@@ -134,6 +135,9 @@ def worst_main(tool: str, encoding: str, setup_path: str) -> None:
     for line in sys.stdin:
         job = json.loads(line)
         text = make_input(job["kind"], job["n"], rank_file)
+        # With "pair" (a smaller size), each timed round first encodes the input of that
+        # size, then this one: the two times of a round are taken under the same conditions.
+        paired = make_input(job["kind"], job["pair"], rank_file) if job.get("pair") else None
         reply = {
             "input": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
             "n_bytes": len(text.encode("utf-8")),
@@ -147,21 +151,26 @@ def worst_main(tool: str, encoding: str, setup_path: str) -> None:
             if decode is not None:
                 reply["roundtrip"] = decode(ids) == text.encode("utf-8")
             del ids
-            times = []
+            times, pair_times = [], []
             spent = first
             budget = job["budget"]
             while len(times) < job["rounds"] and spent + 1.5 * max(times or [first]) < 0.8 * budget:
-                if before_round is not None:
-                    before_round()
-                gc.collect()
-                gc.disable()
-                t0 = time.perf_counter()
-                encode(text)
-                dt = time.perf_counter() - t0
-                gc.enable()
-                times.append(dt)
-                spent += dt
+                for each, into in ((paired, pair_times), (text, times)):
+                    if each is None:
+                        continue
+                    if before_round is not None:
+                        before_round()
+                    gc.collect()
+                    gc.disable()
+                    t0 = time.perf_counter()
+                    encode(each)
+                    dt = time.perf_counter() - t0
+                    gc.enable()
+                    into.append(dt)
+                    spent += dt
             reply["times"] = times
+            if paired is not None:
+                reply["pair_times"] = pair_times
         except BaseException as e:  # noqa: BLE001 - a peer's failure is data
             reply["error"] = f"{type(e).__name__}: {e}"[:300]
         print(json.dumps(reply), flush=True)

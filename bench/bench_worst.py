@@ -25,6 +25,7 @@ from bench_harness import (
     log,
     md_table,
     optional_import,
+    paired_ratio,
     rounds_caveat,
     tiktoken_file,
 )
@@ -78,11 +79,12 @@ class Worker:
             self.proc.wait()
             self.proc = None
 
-    def job(self, kind: str, n: int, rounds: int, budget: float) -> dict:
+    def job(self, kind: str, n: int, rounds: int, budget: float, pair: int = 0) -> dict:
+        """Times ``n`` bytes of ``kind``; with ``pair``, each round times that size first."""
         if self.proc is None and not self._start():
             return {"error": f"worker did not start: {self.load_error}"}
         assert self.proc is not None and self.proc.stdin is not None
-        job = {"kind": kind, "n": n, "rounds": rounds, "budget": budget}
+        job = {"kind": kind, "n": n, "rounds": rounds, "budget": budget, "pair": pair}
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         reply = self._read(budget)
@@ -100,6 +102,19 @@ def median_time(reply: Optional[dict]) -> Optional[float]:
         return None
     times = reply.get("times") or [reply["first"]]
     return statistics.median(times)
+
+
+def scaling(r_small: Optional[dict], r_large: Optional[dict]) -> Optional[float]:
+    """time(large) / time(small): the median of the ratios of the rounds that timed both
+    sizes (see ``paired_ratio``), else of the two jobs' medians."""
+    t_small, t_large = median_time(r_small), median_time(r_large)
+    if not t_small or not t_large:
+        return None
+    assert r_large is not None
+    pairs = r_large.get("pair_times")
+    if pairs and len(pairs) == len(r_large.get("times") or []):
+        return paired_ratio(r_large["times"], pairs)
+    return t_large / t_small
 
 
 def rounds_of(reply: Optional[dict]) -> int:
@@ -160,7 +175,10 @@ def run(args, ctx, results: Results) -> None:
                     for n in sizes:
                         log(f"worst {SHORT[encoding]} {kind} {fmt_size(n)}: {tool}")
                         rounds = args.rounds if n < huge else max(1, min(3, args.rounds))
-                        reply = worker.job(kind, n, rounds, budget)
+                        # The larger size's rounds also time the smaller: the ratio is taken
+                        # round by round.
+                        pair = small if n == large else 0
+                        reply = worker.job(kind, n, rounds, budget, pair)
                         replies[(tool, kind, n)] = reply
                         if median_time(reply) is None:
                             break  # a larger size would only be worse
@@ -212,7 +230,7 @@ def run(args, ctx, results: Results) -> None:
                     replies.get((tool, kind, large)),
                 )
                 t_small, t_large = median_time(r_small), median_time(r_large)
-                ratio = t_large / t_small if t_small and t_large else None
+                ratio = scaling(r_small, r_large)
                 r_huge = replies.get((tool, kind, huge)) if tool == "bytepair" else None
                 t_huge = median_time(r_huge)
                 notes = []
@@ -274,7 +292,11 @@ def run(args, ctx, results: Results) -> None:
         f"Each tool runs in its own worker process; a job gets {args.worst_budget:g} s for a peer and "
         f"{args.worst_budget_ours:g} s for bytepair (first call, which is the check, then up to "
         f"{args.rounds} timed rounds while they fit; median), after which the worker is killed and "
-        "the row says so; a tool that fails at the smaller size is not run at the larger. The ids "
+        "the row says so; a tool that fails at the smaller size is not run at the larger. "
+        f'"{fmt_size(large)} / {fmt_size(small)}" is taken round by round: each timed round '
+        f"at {fmt_size(large)} first encodes the {fmt_size(small)} input again, and the column "
+        "is the median of those rounds' ratios (the machine drifts by tens of percent over "
+        "seconds; the two medians beside it come from different moments). The ids "
         "of every tool are compared (as hashes) with bytepair's at both sizes; at "
         f"{fmt_size(huge)} (bytepair only, ≤ 3 rounds) the check is that decode_bytes gives the input back."
     )

@@ -225,3 +225,26 @@ def test_targets_with_a_missing_comparison_are_not_measured():
     runs["rustbpe"] = run("rustbpe", 2.0, 200_000)  # measured and short: NOT met
     speed, memory = bench_train.train_targets({"gpt2, 79 MB": runs})
     assert speed.met is False and memory.met is False
+
+
+def test_ratios_are_taken_round_by_round():
+    """Two tools raced on a machine that slows down part way (in one round, between the two
+    calls): the ratio is the median of the rounds' ratios, 4, where the ratio of the two
+    medians, 2.5, sets a fast round of one against a slow round of the other. Lists of
+    different lengths fall back to the medians."""
+    (bench_harness, bench_worst) = _bench_modules("bench_harness", "bench_worst")
+    speed = [1.0, 1.0, 1.6, 1.6, 1.6]  # the machine's slowness, round by round
+    ours = [0.1 * s for s in speed]
+    theirs = [0.4 * s for s in [1.0, 1.0, 1.0, 1.6, 1.6]]  # one round timed before the drift
+    assert bench_harness.paired_ratio(theirs, ours) == pytest.approx(4.0)
+    medians = bench_harness.statistics.median(theirs) / bench_harness.statistics.median(ours)
+    assert medians == pytest.approx(2.5)
+    assert bench_harness.paired_ratio([1.0, 3.0], [1.0]) == pytest.approx(2.0)
+    # Worst case: the larger size's rounds also time the smaller one.
+    small = {"first": 0.01, "times": [0.010] * 5}
+    large = {"first": 0.1, "times": [0.1, 0.1, 0.15, 0.15, 0.15]}
+    large["pair_times"] = [0.01, 0.01, 0.015, 0.015, 0.015]
+    assert bench_worst.scaling(small, large) == pytest.approx(10.0)
+    del large["pair_times"]
+    assert bench_worst.scaling(small, large) == pytest.approx(15.0)
+    assert bench_worst.scaling(small, {"error": "x"}) is None

@@ -29,10 +29,13 @@ const TABLE_MIN_SLOTS: usize = 1 << 8;
 const TABLE_START_MAX: usize = 1 << 14;
 const TABLE_MAX_SLOTS: usize = 1 << 17;
 /// The long pieces are forgotten when this many are remembered, or their
-/// bytes reach `LONG_BYTES_LIMIT`; longer pieces than `LONG_PIECE_MAX`
-/// bytes are not remembered (a megabyte of one letter does not repeat).
-const LONG_LIMIT: usize = 1 << 14;
-const LONG_BYTES_LIMIT: usize = 1 << 20;
+/// bytes reach `LONG_BYTES_LIMIT` (3 MB of Russian, Chinese and Japanese
+/// text has some 17,000 distinct pieces of 16 bytes or more; with room for
+/// 16,384, a text encoded twice merged most of them again); longer pieces
+/// than `LONG_PIECE_MAX` bytes are not remembered (a megabyte of one letter
+/// does not repeat).
+const LONG_LIMIT: usize = 1 << 16;
+const LONG_BYTES_LIMIT: usize = 1 << 22;
 const LONG_PIECE_MAX: usize = 1 << 12;
 /// Pieces encoded without a short-piece table after it filled while most
 /// lookups missed (text whose pieces rarely repeat: random letters, hex,
