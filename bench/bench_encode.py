@@ -173,13 +173,19 @@ def is_numpy(row: Row) -> bool:
 def fastest_peer(group: list[Row], row: Optional[Row] = None) -> Optional[Row]:
     """The fastest peer whose ids were checked and found identical, like for like with
     ``row``: a list path against the peers' list calls, a numpy path against their numpy
-    calls where one was timed (else against every peer)."""
+    calls where one was timed (else against every peer). Fastest for a timed ``row``: the
+    peer it is the fewest times faster than, by the same round-by-round ratio that is
+    reported; else the lowest median time."""
     peers = [r for r in group if r.is_peer and r.timed_ok and r.checked]
     if row is not None:
         same_kind = [r for r in peers if is_numpy(r) == is_numpy(row)]
         if same_kind or not is_numpy(row):
             peers = same_kind
-    return min(peers, key=lambda r: r.median) if peers else None
+    if not peers:
+        return None
+    if row is not None and row.timed_ok:
+        return min(peers, key=lambda r: ratio(r, row))
+    return min(peers, key=lambda r: r.median)
 
 
 def judge(values: list[tuple], failed: list[str], unmeasured: list[str], threshold: float):
@@ -323,10 +329,11 @@ def render_encode(
     return (
         out + f"\n\nOne thread, median of {rounds} rounds{pinned_note}. "
         '"× tiktoken" and "× fastest peer" = the median over the rounds of that tool\'s time '
-        "/ this row's in the same round (above 1: this row is faster; see the section's "
-        "preface for why round by round, and why it can differ from the ratio of the two "
-        "medians); the fastest peer is the fastest non-bytepair row of the "
-        "group whose ids were checked identical, like for like: a row that returns lists "
+        "/ this row's in the same round (above 1: this row is faster; bench/README.md, "
+        '"Timing and noise", says why round by round, and why it can differ from the ratio '
+        "of the two medians); the fastest peer is the non-bytepair row of the group whose ids were checked "
+        "identical that this row is the fewest times faster than (so, by that ratio), like for "
+        "like: a row that returns lists "
         "(bytepair's list path, tiktoken, ...) is set against the fastest peer call that "
         "returns lists, and bytepair (numpy) against the fastest peer numpy call (tokie (numpy), "
         "tokie's encode_batch_flat) where one was timed with identical ids, else against the "

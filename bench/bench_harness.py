@@ -202,9 +202,9 @@ def paired_ratio(slower: list[float], faster: list[float]) -> float:
     """How many times faster the times ``faster`` are than ``slower``, taken round for round:
     the median of ``slower[i] / faster[i]``. Both come from one race, in which every round
     times each row once, and the machines here drift by tens of percent from one second to
-    the next; a round's ratio compares two tools under the same conditions, where the ratio
+    the next; a round's ratio compares two tools under closer conditions, where the ratio
     of the two medians can set a slow stretch of one against a fast stretch of the other.
-    Lists of different lengths (a row that failed part way) fall back to that ratio."""
+    Lists of different lengths (not timed round for round) fall back to that ratio."""
     if len(slower) == len(faster):
         return statistics.median(s / f for s, f in zip(slower, faster))
     return statistics.median(slower) / statistics.median(faster)

@@ -21,6 +21,7 @@ from bench_harness import (
     md_table,
     nproc,
     optional_import,
+    paired_ratio,
     race,
     rounds_caveat,
     status_note,
@@ -148,7 +149,11 @@ def run(args, ctx, results: Results) -> None:
         reference_tool = "HF tokenizers" if "json" in group[0].group else "tiktoken"
         ref = next((r for r in group if r.tool == reference_tool), None)
         for row in group:
-            x = ref.median / row.median if ref and ref.timed_ok and row.timed_ok else None
+            x = (
+                paired_ratio(ref.times, row.times)
+                if ref and ref.timed_ok and row.timed_ok
+                else None
+            )
             table.append(
                 [
                     row.group,
@@ -177,7 +182,7 @@ def run(args, ctx, results: Results) -> None:
             else:
                 targets.append(
                     (
-                        ref.median / row.median,
+                        paired_ratio(ref.times, row.times),
                         where,
                         f"{reference_tool}"
                         + (
@@ -195,8 +200,9 @@ def run(args, ctx, results: Results) -> None:
     )
     body += (
         f"\n\nMedian of {args.rounds} rounds in this process, after one warm-up load (the file is in "
-        'the page cache). "× tiktoken / HF" = the median of tiktoken (for .tiktoken files) or HF '
-        "tokenizers (for tokenizer.json) / this row's: above 1 is faster. Before timing, every "
+        'the page cache). "× tiktoken / HF" = the median over the rounds of the time of tiktoken '
+        "(for .tiktoken files) or HF tokenizers (for tokenizer.json) / this row's in the same "
+        "round: above 1 is faster. Before timing, every "
         "loaded tokenizer encodes a 40 KB sample (multilingual + code) and must give the same ids "
         "as tiktoken / HF tokenizers. tiktoken reads the local file directly "
         "(TIKTOKEN_CACHE_DIR is empty: no cache copy). "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -248,3 +249,56 @@ def test_ratios_are_taken_round_by_round():
     del large["pair_times"]
     assert bench_worst.scaling(small, large) == pytest.approx(15.0)
     assert bench_worst.scaling(small, {"error": "x"}) is None
+
+
+def test_the_tables_and_the_fastest_peer_use_the_round_by_round_ratio():
+    """bench_encode's ratio() is the paired ratio, the fastest peer is the one a row is the
+    fewest times faster than by it, and the unigram suite's encoders take turns."""
+    bench_harness, bench_encode, bench_unigram = _bench_modules(
+        "bench_harness", "bench_encode", "bench_unigram"
+    )
+
+    def row(tool, times, peer=True):
+        r = bench_harness.Row("g", tool, 1, fn=lambda: None, is_peer=peer, labels={})
+        r.checked, r.times = True, times
+        return r
+
+    ours = row("bytepair", [0.10, 0.10, 0.16, 0.16, 0.16], peer=False)
+    # tokie's median is the lower, but round by round bytepair is ahead of it by more.
+    tokie = row("tokie", [0.15, 0.15, 0.15, 0.40, 0.40])
+    kitoken = row("kitoken", [0.20, 0.20, 0.20, 0.20, 0.20])
+    assert bench_encode.ratio(kitoken, ours) == pytest.approx(1.25)
+    assert bench_encode.ratio(tokie, ours) == pytest.approx(1.5)
+    assert bench_encode.fastest_peer([ours, tokie, kitoken], ours) is kitoken
+    assert bench_encode.fastest_peer([ours, tokie, kitoken]) is tokie  # by median, no row
+
+    calls = []
+    times = bench_unigram.encode_seconds(
+        [lambda t: calls.append("a"), lambda t: calls.append("b")], "text", 4
+    )
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert [len(t) for t in times] == [4, 4]
+
+
+def test_the_worst_case_worker_times_both_sizes_in_each_round(tmp_path):
+    """The 1 MB job's rounds also time the 100 KB input (here 20 KB and 5 KB), as many of
+    each, so that the scaling ratio is taken round by round."""
+    rank_file = SHARED_DATA / "models" / "tiktoken" / "cl100k_base.tiktoken"
+    if not rank_file.is_file():
+        pytest.skip(f"shared data absent at {SHARED_DATA} (set BYTEPAIR_SHARED_DATA)")
+    (bench_worst,) = _bench_modules("bench_worst")
+    setup = tmp_path / "setup.json"
+    setup.write_text(json.dumps({"rank_file": str(rank_file), "data": str(SHARED_DATA)}))
+    worker = bench_worst.Worker("bytepair", "cl100k_base", setup)
+    try:
+        paired = worker.job("letters", 20_000, 3, 30.0, pair=5_000)
+        alone = worker.job("letters", 5_000, 3, 30.0)
+    finally:
+        worker.stop()
+    assert "error" not in paired and "timeout" not in paired, paired
+    assert len(paired["times"]) == len(paired["pair_times"]) == 3, paired
+    assert "pair_times" not in alone and len(alone["times"]) == 3, alone
+    rounds = zip(paired["times"], paired["pair_times"])
+    assert bench_worst.scaling(alone, paired) == pytest.approx(
+        statistics.median(large / small for large, small in rounds)
+    )

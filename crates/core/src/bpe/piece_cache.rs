@@ -29,13 +29,15 @@ const TABLE_MIN_SLOTS: usize = 1 << 8;
 const TABLE_START_MAX: usize = 1 << 14;
 const TABLE_MAX_SLOTS: usize = 1 << 17;
 /// The long pieces are forgotten when this many are remembered, or their
-/// bytes reach `LONG_BYTES_LIMIT` (3 MB of Russian, Chinese and Japanese
-/// text has some 17,000 distinct pieces of 16 bytes or more; with room for
-/// 16,384, a text encoded twice merged most of them again); longer pieces
-/// than `LONG_PIECE_MAX` bytes are not remembered (a megabyte of one letter
-/// does not repeat).
-const LONG_LIMIT: usize = 1 << 16;
-const LONG_BYTES_LIMIT: usize = 1 << 22;
+/// bytes reach `LONG_BYTES_LIMIT`, or their ids `LONG_IDS_LIMIT` (3 MB of
+/// Russian, Chinese and Japanese text has some 17,000 distinct pieces of 16
+/// bytes or more, 0.7 MB with 0.2 M ids; with room for 16,384, a text
+/// encoded twice merged most of them again); longer pieces than
+/// `LONG_PIECE_MAX` bytes are not remembered (a megabyte of one letter does
+/// not repeat).
+const LONG_LIMIT: usize = 1 << 15;
+const LONG_BYTES_LIMIT: usize = 1 << 21;
+const LONG_IDS_LIMIT: usize = 1 << 19;
 const LONG_PIECE_MAX: usize = 1 << 12;
 /// Pieces encoded without a short-piece table after it filled while most
 /// lookups missed (text whose pieces rarely repeat: random letters, hex,
@@ -336,7 +338,10 @@ impl LongPieces {
         if piece.len() > LONG_PIECE_MAX {
             return;
         }
-        if self.ends.len() >= LONG_LIMIT || self.bytes.len() + piece.len() > LONG_BYTES_LIMIT {
+        if self.ends.len() >= LONG_LIMIT
+            || self.bytes.len() + piece.len() > LONG_BYTES_LIMIT
+            || self.ids.len() + ids.len() > LONG_IDS_LIMIT
+        {
             self.clear();
         }
         self.bytes.extend_from_slice(piece);
