@@ -368,6 +368,17 @@ def test_decode_errors_name_the_id(tokenizer_file, capsys):
     assert_user_error(capsys, code, "'x7'", "not a token id")
 
 
+def test_decode_ids_are_ascii_digits(tokenizer_file, monkeypatch, capsys):
+    """int() read "1_0" as 10 and "１２" (full-width) as 12."""
+    set_stdin(monkeypatch, b"5 1_0")
+    code = run("decode", "-t", tokenizer_file)
+    assert_user_error(capsys, code, "'1_0' at position 1 in stdin is not a token id")
+    for word in ("１２", "٣", "²", "+5"):
+        code = run("decode", "-t", tokenizer_file, "5", "6", word)
+        assert_user_error(capsys, code, f"{word!r} at position 2 in the arguments")
+    assert run("decode", "-t", tokenizer_file, "5", "12") == 0
+
+
 def test_bad_tokenizer_file_is_a_clean_error(tmp_path, capsys):
     broken = tmp_path / "broken.json"
     broken.write_text("{ not json")

@@ -367,6 +367,40 @@ def test_overwrite_deletes_only_a_datasets_own_files(corpus, trained, tmp_path):
     assert files_of(out) == files_of(reference)
 
 
+def test_overwrite_refuses_a_directory_that_holds_no_dataset(corpus, trained, tmp_path, capsys):
+    """Files named like a run's are no dataset without its run.json or
+    dataset.json: --force deleted a user's file-00007.json."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "file-00007.json").write_text('{"my": "data"}')
+    (out / "shard-00000-00000.json").write_text("{}")
+    before = files_of(out)
+    with pytest.raises(FormatError, match=r"mine: holds no run\.json or dataset\.json"):
+        encode_dataset(corpus, trained, out, overwrite=True)
+    assert files_of(out) == before
+    args = ["encode-dataset", str(corpus[0]), "-t", "cl100k_base", "-o", str(out), "--force"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"{out}: holds no run.json or dataset.json: not a dataset" in err
+    assert "Traceback" not in err and files_of(out) == before
+
+
+def test_resume_redoes_a_file_whose_shards_went_missing(corpus, trained, tmp_path):
+    """A finished run whose dataset.json and a shard file were deleted: the
+    resume said it wrote the dataset, and reading it found the shard missing."""
+    options = {"shard_tokens": 700}
+    reference = encode_dataset(corpus, trained, tmp_path / "reference", **options)
+    out = encode_dataset(corpus, trained, tmp_path / "out", **options)
+    (out / "dataset.json").unlink()
+    (out / "shard-00001-00002.tokens.npy").unlink()
+    data = (out / "shard-00002-00001.offsets.npy").read_bytes()
+    (out / "shard-00002-00001.offsets.npy").write_bytes(data[:-8])  # cut short
+    assert plan(corpus, trained, out, resume=True, **options).done == {0}
+    encode_dataset(corpus, trained, out, resume=True, **options)
+    assert files_of(out) == files_of(reference)
+    TokenDataset(out).verify()
+
+
 def test_resume_deletes_no_foreign_file(corpus, trained, tmp_path, monkeypatch):
     options = {"shard_tokens": 400}
     reference = encode_dataset(corpus, trained, tmp_path / "reference", **options)
@@ -423,6 +457,36 @@ def test_reader_indexing_and_shard_arrays(corpus, trained, tmp_path):
     assert "documents=" in repr(ds)
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "problem"),
+    [
+        ("documents", "abc", "must be a whole number"),
+        ("documents", "5", "must be a whole number"),
+        ("documents", 5.5, "must be a whole number"),
+        ("documents", -1, "must be a whole number"),
+        ("tokens", None, "must be a whole number"),
+        ("tokens", True, "must be a whole number"),
+        ("tokens_bytes", 1 << 64, "must be a whole number"),
+        ("tokens_sha256", 7, "must be text"),
+        ("tokens_file", "/etc/passwd", "must be the name of a file"),
+        ("offsets_file", "..", "must be the name of a file"),
+        ("offsets_file", ["x"], "must be the name of a file"),
+    ],
+)
+def test_reader_refuses_entry_values_of_the_wrong_type(
+    corpus, trained, tmp_path_factory, key, value, problem
+):
+    """A hand-edited count raised a bare ValueError or TypeError."""
+    out = tmp_path_factory.mktemp("typed") / "out"
+    encode_dataset(corpus[:1], trained, out, shard_tokens=3000)
+    manifest = json.loads((out / "dataset.json").read_text())
+    manifest["shards"][1][key] = value
+    (out / "dataset.json").write_text(json.dumps(manifest))
+    where = rf"dataset\.json \(shards\[1\]\.{key}\): {problem}"
+    with pytest.raises(FormatError, match=where):
+        TokenDataset(out)
+
+
 def test_reader_finds_missing_truncated_and_changed_shards(corpus, trained, tmp_path):
     out = encode_dataset(corpus, trained, tmp_path / "out", shard_tokens=3000)
     with pytest.raises(FormatError, match="not a dataset directory"):
@@ -476,6 +540,46 @@ def test_command_line_end_to_end(corpus, trained, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "file-notes.txt: not a file of a dataset" in err and "Traceback" not in err
     assert (out / "file-notes.txt").read_text() == "mine" and TokenDataset(out).dtype == np.uint32
+
+
+def test_command_line_eot_ids_are_ascii_digits(corpus, trained, tmp_path, capsys):
+    """'٣' and '０' were read as the ids 3 and 0; '²' failed as "invalid literal for int()"."""
+    model = tmp_path / "tok.json"
+    trained.save(model)
+    out = tmp_path / "out"
+    args = ["encode-dataset", str(corpus[0]), "-t", str(model), "-o", str(out)]
+    for eot in ("٣", "０", "²"):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*args, "--eot", eot])
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert f"argument --eot: {eot!r}: write an id with the ASCII digits 0-9" in err
+        assert not out.exists()
+    assert main([*args, "--eot", "3"]) == 0
+    assert TokenDataset(out).eot == 3
+
+
+def test_command_line_shard_tokens_fit_int64(corpus, trained, tmp_path, capsys):
+    """--shard-tokens 99999999999999999999 ended in an OverflowError after run.json was written."""
+    from bytepair.cli import parser
+
+    assert parser.MAX_SHARD_TOKENS == dataset.MAX_SHARD_TOKENS == 2**63 - 1
+    model = tmp_path / "tok.json"
+    trained.save(model)
+    out = tmp_path / "out"
+    args = ["encode-dataset", str(corpus[0]), "-t", str(model), "-o", str(out)]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--shard-tokens", str(2**63)])
+    assert exit_info.value.code == 2
+    assert "argument --shard-tokens: 9223372036854775808 is above the maximum" in (
+        capsys.readouterr().err
+    )
+    assert not out.exists()
+    with pytest.raises(ValueError, match="shard_tokens must be an int from 1 to"):
+        encode_dataset(corpus[0], trained, out, shard_tokens=2**63)
+    assert not out.exists()
+    assert main([*args, "--shard-tokens", str(2**63 - 1)]) == 0
+    assert len(TokenDataset(out).shards) == 1
 
 
 def test_command_line_ctrl_c_says_how_to_go_on(corpus, trained, tmp_path, capsys, monkeypatch):

@@ -57,6 +57,10 @@ RUN = "run.json"
 MANIFEST = "dataset.json"
 TMP = ".tmp"
 DEFAULT_SHARD_TOKENS = 1 << 27  # 256 MiB of uint16 tokens
+INT64_MAX = (1 << 63) - 1
+# Offsets are int64: a shard cannot count more tokens (and numpy refuses
+# larger limits with an OverflowError in the middle of a run).
+MAX_SHARD_TOKENS = INT64_MAX
 DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
 OFFSETS_DTYPE = np.dtype("<i8")
 # Texts go to the encoder in batches of about this many characters: enough
@@ -119,8 +123,11 @@ def _settings_problem(settings: DatasetSettings) -> Optional[str]:
         return f"eot must be a token id or None, not {settings.eot!r}"
     if settings.dtype not in DTYPES:
         return f"dtype must be one of {list(DTYPES)}, not {settings.dtype!r}"
-    if not whole(settings.shard_tokens) or settings.shard_tokens < 1:
-        return f"shard_tokens must be a positive int, not {settings.shard_tokens!r}"
+    if not whole(settings.shard_tokens) or not 1 <= settings.shard_tokens <= MAX_SHARD_TOKENS:
+        return (
+            f"shard_tokens must be an int from 1 to {MAX_SHARD_TOKENS}, "
+            f"not {settings.shard_tokens!r}"
+        )
     if settings.allowed_special != "all" and not isinstance(settings.allowed_special, tuple):
         return (
             f"allowed_special must be 'all' or a tuple of texts, not {settings.allowed_special!r}"
@@ -329,9 +336,9 @@ def _own(path: Path) -> bool:
 
 def _check_replaceable(out: Path, existing: list[Path]) -> None:
     """A FormatError unless ``out`` holds only files a run writes, its
-    run.json and dataset.json (if any) a dataset's, so replacing it deletes
-    nothing else. (A run killed while writing its first file leaves only
-    .tmp files: those are replaced too.)"""
+    run.json and dataset.json (at least one) a dataset's, so replacing it
+    deletes nothing else. (A run killed while writing its first file,
+    run.json, leaves only run.json.tmp: that is replaced too.)"""
     foreign = sorted(p.name for p in existing if not _own(p))
     if foreign:
         others = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
@@ -339,6 +346,15 @@ def _check_replaceable(out: Path, existing: list[Path]) -> None:
             out / foreign[0],
             f"not a file of a dataset{others}: replacing a dataset deletes only its own "
             "files; move this away or write to another directory",
+        )
+    names = {p.name for p in existing}
+    # Names alone prove nothing (a user's file-00007.json): a dataset has its
+    # run.json or dataset.json.
+    if not names & {RUN, MANIFEST} and names != {RUN + TMP}:
+        raise FormatError(
+            out,
+            f"holds no {RUN} or {MANIFEST}: not a dataset, nothing replaced; "
+            "move its files away or write to another directory",
         )
     for name in (RUN, MANIFEST):
         if not (out / name).exists():
@@ -390,26 +406,37 @@ def _npy_header(dtype: np.dtype, length: int) -> bytes:
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode("latin1")
 
 
+def _on_disk(out: Path, entry: dict) -> bool:
+    """Whether both files of a shard's entry are in ``out`` with their recorded sizes."""
+    try:
+        return all(
+            (out / entry[f"{kind}_file"]).stat().st_size == entry[f"{kind}_bytes"]
+            for kind in ("tokens", "offsets")
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def _complete_entry(out: Path, name: str) -> Optional[dict]:
     """The entry of shard ``name`` when it is complete (entry written, both
     files there with their recorded sizes), else None."""
     try:
         entry = json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
-        for kind in ("tokens", "offsets"):
-            if (out / entry[f"{kind}_file"]).stat().st_size != entry[f"{kind}_bytes"]:
-                return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         return None
-    return entry
+    return entry if _on_disk(out, entry) else None
 
 
 def _file_entries(out: Path, file_index: int) -> Optional[list[dict]]:
-    """The shard entries of a complete input file, else None."""
+    """The shard entries of a complete input file, else None. A record whose
+    shard files were deleted or cut since is not complete: the file is
+    encoded again (after its shards that are still whole)."""
     try:
         record = json.loads(_file_record(out, file_index).read_text(encoding="utf-8"))
-        return list(record["shards"])
+        entries = list(record["shards"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return entries if all(_on_disk(out, e) for e in entries) else None
 
 
 # ---- Planning a run ----
@@ -818,6 +845,8 @@ def encode_file(
         if on_progress is not None:
             on_progress(size)
         return done
+    # A record left from before some of its shards went missing: no longer true.
+    _file_record(out, file_index).unlink(missing_ok=True)
     encode = _batch_encoder(tokenizer, settings)
     if existing is None:
         existing = _shard_files(out, file_index)
@@ -968,6 +997,31 @@ def encode_dataset(
 
 # ---- Reading ----
 
+_COUNT_KEYS = ("file_index", "part", "documents", "tokens", "tokens_bytes", "offsets_bytes")
+_TEXT_KEYS = ("name", "tokens_sha256", "offsets_sha256")
+_FILE_KEYS = ("tokens_file", "offsets_file")
+
+
+def _check_entry(manifest_path: Path, index: int, entry: dict) -> None:
+    """A FormatError naming the key when a shard entry's value has the wrong
+    type: the reader computes with them (a count given as text would fail
+    as a bare TypeError, or a file name reach outside the directory)."""
+
+    def fail(key: str, problem: str) -> None:
+        raise FormatError(manifest_path, f"{problem}, not {entry[key]!r}", f"shards[{index}].{key}")
+
+    for key in _COUNT_KEYS:
+        value = entry[key]
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= INT64_MAX:
+            fail(key, f"must be a whole number from 0 to {INT64_MAX}")
+    for key in _TEXT_KEYS:
+        if not isinstance(entry[key], str):
+            fail(key, "must be text")
+    for key in _FILE_KEYS:
+        name = entry[key]
+        if not isinstance(name, str) or name in ("", ".", "..") or os.path.basename(name) != name:
+            fail(key, "must be the name of a file in the dataset's directory")
+
 
 class TokenDataset:
     """A dataset written by :func:`encode_dataset` (its directory, or its
@@ -1008,8 +1062,10 @@ class TokenDataset:
             isinstance(e, dict) and ENTRY_KEYS <= e.keys() for e in shards
         ):
             raise FormatError(manifest_path, f"shard entries need {sorted(ENTRY_KEYS)}", "shards")
+        for index, entry in enumerate(shards):
+            _check_entry(manifest_path, index, entry)
         self.shards: tuple[dict, ...] = tuple(shards)
-        counts = [(int(e["documents"]), int(e["tokens"])) for e in self.shards]
+        counts = [(e["documents"], e["tokens"]) for e in self.shards]
         self.n_tokens = sum(t for _, t in counts)
         self._starts = np.cumsum([0] + [d for d, _ in counts])  # first document of each shard
         self._arrays: list[Optional[tuple[np.ndarray, np.ndarray]]] = [None] * len(counts)

@@ -28,7 +28,7 @@ def _dataset_options(args: argparse.Namespace) -> dict:
     """encode_dataset's keyword options from the command line (plan's too)."""
     options = {
         "field": args.field,
-        "eot": int(args.eot) if args.eot is not None and args.eot.isdigit() else args.eot,
+        "eot": args.eot,  # an int or a special token's text (parser._token_or_id)
         "dtype": args.dtype,
         "allowed_special": "all" if args.allow_special else (),
         "resume": args.resume,
@@ -168,12 +168,13 @@ def _parse_ids(text: str, source: str) -> list[int]:
         return values
     ids = []
     for position, word in enumerate(stripped.split()):
-        try:
-            ids.append(int(word))
-        except ValueError:
+        # ASCII digits only: int() also reads "1_0" as 10 and "１２" (full-width) as 12.
+        if not (word.isascii() and word.isdigit()):
             raise CommandError(
-                f"{word!r} at position {position} in {source} is not a token id (a whole number)"
-            ) from None
+                f"{word!r} at position {position} in {source} is not a token id "
+                "(a whole number in the digits 0-9)"
+            )
+        ids.append(int(word))
     return ids
 
 

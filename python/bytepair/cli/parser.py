@@ -4,7 +4,7 @@ function, and the argument types that check numbers and sizes."""
 from __future__ import annotations
 
 import argparse
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 from .. import __version__
 from ..demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE
@@ -18,6 +18,10 @@ from .inspect import cmd_analyze, cmd_inspect, cmd_steps, cmd_viz
 from .train import cmd_count, cmd_train
 
 # ---- Arguments ----
+
+# dataset.MAX_SHARD_TOKENS (offsets are int64), written out: importing the
+# dataset module would load numpy for every command.
+MAX_SHARD_TOKENS = (1 << 63) - 1
 
 
 def _at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str], int]:
@@ -35,6 +39,19 @@ def _at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str], in
         return value
 
     return parse
+
+
+def _token_or_id(text: str) -> Union[int, str]:
+    """--eot: an id in ASCII digits, else a special token's text. Other digits
+    (Arabic-Indic, full-width, superscripts) are refused, not read as an id:
+    int() would take some of them and str.isdigit() all of them."""
+    if text.isascii() and text.isdigit():
+        return int(text)
+    if text.isdigit():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write an id with the ASCII digits 0-9, or give a special token's text"
+        )
+    return text
 
 
 def _number_in(low: float, high: float, *, high_open: bool) -> Callable[[str], float]:
@@ -364,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     dataset_cmd.add_argument("--field", default="text", help="JSON lines / Parquet field (text)")
     dataset_cmd.add_argument(
         "--eot",
+        type=_token_or_id,
         metavar="TOKEN",
         help="append this token after every document: a special token's text "
         "(e.g. '<|endoftext|>') or an id",
@@ -375,7 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dataset_cmd.add_argument(
         "--shard-tokens",
-        type=_at_least(1),
+        type=_at_least(1, MAX_SHARD_TOKENS),
         metavar="N",
         help="a shard closes after the document that brings it to N tokens (default: 2^27)",
     )
