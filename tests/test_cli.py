@@ -122,6 +122,23 @@ def test_train_refuses_an_output_path_it_cannot_write_before_training(
     assert_user_error(capsys, code, f"{tmp_path / 'gpt2' / 'merges.txt'} is a directory")
 
 
+def test_train_and_convert_refuse_names_load_reads_as_another_format(tmp_path, corpus_file, capsys):
+    """A tokenizer.json written as NAME.tiktoken or NAME.model could not be loaded back
+    (`load` reads those names as tiktoken's and SentencePiece's formats)."""
+    for name in ("tok.tiktoken", "tok.model"):
+        out = tmp_path / name
+        code = run("train", corpus_file, "-o", out, "--vocab-size", "270")
+        assert_user_error(capsys, code, f"{out}: this writes a HuggingFace tokenizer.json")
+        assert not out.exists()
+        model = tmp_path / "tok.json"
+        if not model.exists():
+            assert run("train", corpus_file, "-o", model, "--vocab-size", "270") == 0
+            capsys.readouterr()
+        code = run("convert", model, out, "--to", "huggingface")
+        assert_user_error(capsys, code, f"give a name such as {tmp_path / 'tok.json'}")
+        assert not out.exists()
+
+
 def test_train_gpt2_format_writes_a_directory(tmp_path, corpus_file, capsys):
     out = tmp_path / "gpt2"
     assert run("train", corpus_file, "-o", out, "--vocab-size", "270", "--format", "gpt2") == 0

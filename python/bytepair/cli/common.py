@@ -107,6 +107,19 @@ def _train_targets(output: str, output_format: str) -> tuple[Path, list[Path]]:
         return path, [path / "vocab.json", path / "merges.txt"]
     if path.is_dir() or output.endswith(("/", os.sep)):
         path = path / "tokenizer.json"
+    # `load` reads these names as other formats, whatever they hold.
+    other = {".tiktoken": "a tiktoken rank file", ".model": "a SentencePiece model"}
+    if path.suffix in other:
+        raise CommandError(
+            f"{output}: this writes a HuggingFace tokenizer.json, but bytepair reads a file "
+            f"named {path.suffix} as {other[path.suffix]}; give a name such as "
+            f"{path.with_suffix('.json')}"
+            + (
+                " (or convert to tiktoken with `convert --to tiktoken`)"
+                if path.suffix == ".tiktoken"
+                else ""
+            )
+        )
     return path, [path]
 
 
