@@ -238,3 +238,15 @@ def test_load_codes_names_the_line_and_byte_that_is_not_utf8(tmp_path):
         CharBPE.load_codes(path)
     path.write_bytes(b"#version: 0.2\r\nl o\rlo w\r\n")
     assert CharBPE.load_codes(path).merges == [("l", "o"), ("lo", "w")]
+
+
+def test_load_codes_refuses_an_empty_file(tmp_path):
+    """An empty file is no codes file (subword-nmt refuses it); bytepair's own export of
+    zero merges, a version line alone, still loads."""
+    path = tmp_path / "empty.codes"
+    for content in (b"", b"\n \n"):
+        path.write_bytes(content)
+        with pytest.raises(FormatError, match=r"empty\.codes: empty"):
+            CharBPE.load_codes(path)
+    path.write_bytes(b"#version: 0.2\n")
+    assert CharBPE.load_codes(path).merges == []

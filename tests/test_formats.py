@@ -1126,6 +1126,22 @@ def test_load_model_routes_tiktoken_files(tmp_path, monkeypatch):
     assert load_model(path) == "model" and seen == [path]
 
 
+def test_a_tiktoken_sidecar_that_is_no_json_file_or_says_version_true_is_refused(tmp_path):
+    from bytepair.formats import tiktoken as tiktoken_format
+
+    path = tmp_path / "mine.tiktoken"
+    path.write_bytes(b"YQ== 0\nYg== 1\n")
+    sidecar = tiktoken_format.sidecar_path(path)
+    sidecar.mkdir()
+    with pytest.raises(FormatError, match=r"mine\.tiktoken\.json: is not a file"):
+        tiktoken_format.load_model(path)
+    sidecar.rmdir()
+    document = {"format": tiktoken_format.SIDECAR_FORMAT, "version": True}
+    sidecar.write_text(json.dumps(document))
+    with pytest.raises(FormatError, match="version True is not supported"):
+        tiktoken_format.load_model(path)
+
+
 # ---------------------------------------------------------------------------
 # Split regexes: written in tokenizers' dialect, read back to ours
 

@@ -349,6 +349,10 @@ def test_refused_documents():
             "added_tokens[0].lstrip",
         ),
         (_document(added_tokens=[{"id": 1, "content": "<x>"}]), "added_tokens[0]"),
+        # A type that is no text (unhashable) is named, not a bare TypeError.
+        (_document(decoder={"type": {}}), "decoder.type"),
+        (_document(post_processor={"type": []}), "post_processor.type"),
+        (_document(normalizer={"type": []}), "normalizer.type"),
     ]
     for document, where in cases:
         error = _refused(document)

@@ -205,6 +205,8 @@ class CharBPE:
         which subword-nmt reads as version 0.1)."""
         merges = []
         text = _read_codes(Path(path))
+        if not text.strip():  # subword-nmt refuses it too; no writer makes one
+            raise FormatError(path, "empty: a codes file holds a #version line or merges")
         version = _codes_version(text.split("\n", 1)[0], Path(path))
         for number, line in enumerate(text.split("\n"), start=1):
             if not line or (number == 1 and line.startswith("#version:")):

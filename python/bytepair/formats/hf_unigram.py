@@ -536,10 +536,17 @@ class _Reader:
     def unsupported(self, where: str, value: object, why: str) -> FormatError:
         return self.error(f"{_show(value)} is not supported: {why}", where)
 
+    def kind(self, step: dict, where: str) -> Optional[str]:
+        """The ``type`` of a step: text (or absent, which the callers refuse by name)."""
+        kind = step.get("type")
+        if kind is not None and not isinstance(kind, str):
+            raise self.error(f"expected text, got {_show(kind)}", f"{where}.type")
+        return kind
+
     def component(self, value: object, key: str) -> None:
         """A decoder or post-processor tokenizers knows (it refuses the file otherwise)."""
         step = self.obj(value, key)
-        kind = step.get("type")
+        kind = self.kind(step, key)
         known = _DECODERS if key.startswith("decoder") else _POST_PROCESSORS
         if kind not in known:
             raise self.unsupported(
@@ -780,7 +787,7 @@ class _Reader:
         charsmap = b""
         for item, item_where in items:
             item = self.obj(item, item_where)
-            kind = item.get("type")
+            kind = self.kind(item, item_where)
             if kind == "Precompiled":
                 if PRECOMPILED in steps:
                     raise self.unsupported(item_where, kind, "a second Precompiled normalizer")
@@ -865,7 +872,7 @@ class _Reader:
         """The steps of a decoder tokenizers reads (a Sequence flattened:
         its decode_chain is its decoders' in turn)."""
         step = self.obj(value, where)
-        kind = step.get("type")
+        kind = self.kind(step, where)
         if kind == "Sequence":
             inner = step.get("decoders")
             if not isinstance(inner, list):

@@ -274,7 +274,8 @@ def read_sidecar(path: PathLike) -> tuple[Pretokenizer, dict[str, int], Optional
         raise FormatError(
             path, f"not a bytepair tiktoken sidecar: 'format' is {document.get('format')!r}"
         )
-    if document.get("version") != SIDECAR_VERSION:
+    version = document.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version != SIDECAR_VERSION:
         raise FormatError(
             path, f"version {document.get('version')!r} is not supported (only {SIDECAR_VERSION})"
         )
@@ -385,6 +386,8 @@ def load_model(
     if pattern is None or special_tokens is None:
         sidecar = sidecar_path(path)
         known = _known_encoding(path)
+        if sidecar.exists() and not sidecar.is_file():
+            raise FormatError(sidecar, "is not a file (the sidecar of a .tiktoken file is JSON)")
         if sidecar.is_file():
             default_pattern, default_specials, n_vocab = read_sidecar(sidecar)
         elif known is not None:
