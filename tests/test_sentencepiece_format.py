@@ -443,6 +443,25 @@ def test_bpe_unused_single_character_is_unknown():
         assert ref.encode(model, text) == sp.encode(text), text
 
 
+def test_bpe_character_that_is_a_control_piece_is_unknown(tmp_path):
+    """sentencepiece takes a character that is a control piece as unknown (one <unk> a run,
+    or its bytes with byte fallback); the reference and the core (a loaded file) agree."""
+    import bytepair
+
+    spm = _spm()
+    bytes_pieces = [(f"<0x{b:02X}>", 0.0, "byte") for b in range(256)]
+    for extra, fallback in (([], None), (bytes_pieces, True)):
+        pieces = BASIC + [("c", -1.0, "control"), ("ab", -0.5)] + extra
+        data = _model_bytes(pieces, model_type=2, byte_fallback=fallback)
+        (tmp_path / "m.model").write_bytes(data)
+        model, core = spfile.loads(data), bytepair.load(tmp_path / "m.model")
+        sp = spm.SentencePieceProcessor(model_proto=data)
+        for text in ("c", "abc", "xc a", "cc ab", "a c"):
+            want = sp.encode(text)
+            assert ref.encode(model, text) == want, (text, fallback)
+            assert core.encode_ordinary(text) == want, (text, fallback)
+
+
 def test_rebase_limit_is_strict():
     """Scores of exactly -1e5 are not shifted, anything beyond is."""
     spm = _spm()
@@ -592,6 +611,8 @@ def test_absurd_piece_length():
 def test_vocabulary_errors():
     assert "twice" in _error(_model_bytes(BASIC + [("a", -9.0)])).problem
     assert "twice" in _error(_model_bytes(BASIC + [("a", 0.0, "control")])).problem
+    # sentencepiece: "piece must not include null character".
+    assert "NUL" in _error(_model_bytes(BASIC + [("c\0", -4.0)])).problem
     assert "empty" in _error(_model_bytes([])).problem
     assert "UNKNOWN" in _error(_model_bytes(BASIC[1:])).problem
     assert "two unknown" in _error(_model_bytes(BASIC + [("<u2>", 0.0, "unknown")])).problem

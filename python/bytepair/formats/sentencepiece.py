@@ -28,7 +28,7 @@ that appears twice is merged; an absent field has the default the .proto
 file declares (not zero: ``add_dummy_prefix`` is true when absent).
 
 What sentencepiece itself refuses we refuse too (no ``UNKNOWN`` piece or two
-of them, an empty piece, a byte piece that is not ``<0x00>``..``<0xFF>`` or
+of them, an empty piece, a piece holding NUL, a byte piece that is not ``<0x00>``..``<0xFF>`` or
 appears without ``byte_fallback``, ``byte_fallback`` without all 256 byte
 pieces, a broken charsmap), plus what would make ids ambiguous here (the same
 piece twice, in any kinds), invalid UTF-8 and absurd sizes. Every error is a
@@ -500,6 +500,8 @@ def model_from_proto(proto: ModelProto, source: str) -> SentencePieceModel:
             raise FormatError(source, f"unknown piece type {piece.type}", where)
         if not piece.piece:
             raise FormatError(source, "an empty piece", where)
+        if "\0" in piece.piece:  # sentencepiece: "piece must not include null character"
+            raise FormatError(source, f"the piece {piece.piece!r} holds a NUL character", where)
         if not math.isfinite(piece.score):  # sentencepiece: "score is NaN or Inf"
             raise FormatError(
                 source, f"the score of {piece.piece!r} is {piece.score} (NaN or Inf)", where

@@ -308,6 +308,9 @@ def bpe_segments(model: SentencePieceModel, normalized: str) -> list[tuple[str, 
                 # An unused piece that was not made by a merge (a single
                 # character): unknown, as sentencepiece 0.2.3 treats it.
                 segments.append((text, model.unk_id))
+        elif piece_id is not None and model.kinds[piece_id] == "control":
+            # A character that is a control piece is no piece of text: unknown.
+            segments.append((text, model.unk_id))
         else:
             segments.append((text, piece_id))
 

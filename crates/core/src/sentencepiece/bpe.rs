@@ -209,6 +209,12 @@ fn resegment(
             });
         }
     } else {
+        // A character that is a control piece is no piece of text to
+        // sentencepiece: unknown (spelled in bytes, or one <unk> a run).
+        let id = match tables.kinds[id as usize] {
+            Kind::Control => tables.unk_id,
+            _ => id,
+        };
         out.push(Seg { start, end, id });
     }
 }

@@ -111,6 +111,25 @@ fn bpe_merges_by_score_and_splits_unused() {
 }
 
 #[test]
+fn bpe_takes_a_character_that_is_a_control_piece_as_unknown() {
+    use Kind::*;
+    let m = sp(
+        &[
+            ("<unk>", 0.0, Unknown),
+            ("▁", -1.0, Normal),
+            ("a", -1.0, Normal),
+            ("b", -1.0, Control),
+            ("▁a", -2.0, Normal),
+        ],
+        SpAlgorithm::Bpe,
+        false,
+    );
+    // As sentencepiece: "b" is unknown, and a run of unknowns is one <unk>.
+    assert_eq!(m.encode("ab"), vec![4, 0]);
+    assert_eq!(m.encode("xb a"), vec![1, 0, 4]);
+}
+
+#[test]
 fn hf_pipeline_basics() {
     let pieces = ["<unk>", "▁a", "▁", "a", "b", "<x>"];
     let m = HfUnigramEncoder::new(
