@@ -378,7 +378,9 @@ def test_overwrite_refuses_a_directory_that_holds_no_dataset(corpus, trained, tm
     with pytest.raises(FormatError, match=r"mine: holds no run\.json or dataset\.json"):
         encode_dataset(corpus, trained, out, overwrite=True)
     assert files_of(out) == before
-    args = ["encode-dataset", str(corpus[0]), "-t", "cl100k_base", "-o", str(out), "--force"]
+    model = tmp_path / "tok.json"
+    trained.save(model)
+    args = ["encode-dataset", str(corpus[0]), "-t", str(model), "-o", str(out), "--force"]
     assert main(args) == 1
     err = capsys.readouterr().err
     assert f"{out}: holds no run.json or dataset.json: not a dataset" in err
