@@ -272,6 +272,12 @@ def test_a_model_built_by_hand_is_checked_field_by_field():
         ),
         (bytepair.BPEModel(tokens, ((97,),), {}, pre), ValueError, "merge rank 0 is"),
         (
+            bytepair.BPEModel(tokens, ([97, 98], (True, 97)), {}, pre),
+            ValueError,
+            r"merge rank 1 is \(True, 97\), not a pair of token ids",
+        ),
+        (bytepair.BPEModel(tokens, ((97, 98.0),), {}, pre), ValueError, "merge rank 0 is"),
+        (
             bytepair.BPEModel(tokens + ("x",), None, {}, pre),
             TypeError,
             r"tokens\[256\] is str, not bytes",

@@ -1,5 +1,6 @@
 """Stub of the private Rust extension. Use the public API in bytepair instead."""
 
+from collections.abc import Sequence
 from typing import Callable, Optional
 
 GPT2_PATTERN: str
@@ -11,12 +12,13 @@ O200K_PATTERN: str
 class CoreBPE:
     def __init__(
         self,
-        tokens: list[Optional[bytes]],
-        merges: Optional[list[tuple[int, int]]],
+        tokens: Sequence[Optional[bytes]],
+        merges: Optional[Sequence[tuple[int, int]]],
         special_tokens: list[tuple[str, int]],
         pretokenizer: str,
         pattern: Optional[str] = None,
         special_strip: Optional[list[tuple[bool, bool]]] = None,
+        normalize: list[str] = ...,
     ) -> None: ...
     def clear_cache(self) -> None: ...
     def encode_ordinary(self, text: str) -> list[int]: ...

@@ -91,23 +91,11 @@ def _as_index(value: object) -> Optional[int]:
         return None
 
 
-def _is_id(value: object) -> bool:
-    index = _as_index(value)
-    return index is not None and 0 <= index < _ID_LIMIT
-
-
-def _check_model_fields(model: BPEModel) -> None:
-    """The types and ranges the core's arguments need, checked first so that a
-    model built by hand gets an error naming the field and index (the core then
-    checks what the values mean: merges that make no token, ids out of place)."""
-    for i, token in enumerate(model.tokens):
-        if token is not None and not isinstance(token, (bytes, bytearray)):
-            raise TypeError(f"tokens[{i}] is {type(token).__name__}, not bytes (or None)")
-    for rank, pair in enumerate(model.merges or ()):
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2) or not all(
-            _is_id(i) for i in pair
-        ):
-            raise ValueError(f"merge rank {rank} is {pair!r}, not a pair of token ids")
+def _check_special_tokens(model: BPEModel) -> None:
+    """The types and ranges of the special tokens, checked first so that a model
+    built by hand gets an error naming the token (the core's argument reading
+    names the index of a bad token or merge; the core then checks what the
+    values mean: merges that make no token, ids out of place)."""
     for text, token_id in model.special_tokens.items():
         if not isinstance(text, str):
             raise TypeError(f"special token {text!r} is {type(text).__name__}, not str")
@@ -232,10 +220,10 @@ class Tokenizer:
 
     def __init__(self, model: BPEModel, *, training: Optional[TrainingReport] = None) -> None:
         pretokenizer = model.pretokenizer
-        _check_model_fields(model)
+        _check_special_tokens(model)
         self._core = _native.CoreBPE(
-            list(model.tokens),
-            None if model.merges is None else list(model.merges),
+            model.tokens,
+            model.merges,
             list(model.special_tokens.items()),
             pretokenizer.kind,
             pretokenizer.pattern if pretokenizer.kind == "regex" else None,

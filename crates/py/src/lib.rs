@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyInt, PyList, PyTuple};
 
 use bytepair_core::batch_pipeline::{self, panic_message, Failure};
 use bytepair_core::rng::Rng;
@@ -93,6 +93,65 @@ fn in_parallel<T: Send>(
 ) -> PyResult<T> {
     let pool = thread_pool();
     without_gil(py, || pool.install(work))
+}
+
+/// A model's tokens (bytes, or None for an unused id), read in place; a
+/// wrong type is named by its index, which pyo3's conversion would not say.
+fn token_bytes(tokens: &Bound<'_, PyAny>) -> PyResult<Vec<Option<PyBackedBytes>>> {
+    let mut read = Vec::with_capacity(tokens.len().unwrap_or(0));
+    for (i, token) in tokens.try_iter()?.enumerate() {
+        let token = token?;
+        if token.is_none() {
+            read.push(None);
+        } else if token.is_instance_of::<PyBytes>() || token.is_instance_of::<PyByteArray>() {
+            read.push(Some(token.extract()?));
+        } else {
+            let kind = token.get_type().name()?;
+            return Err(PyTypeError::new_err(format!(
+                "tokens[{i}] is {kind}, not bytes (or None)"
+            )));
+        }
+    }
+    Ok(read)
+}
+
+/// A model's merges, each a tuple or list of two ids, by rank; a bad one is
+/// named by its rank and shown as given.
+fn merge_pairs(merges: &Bound<'_, PyAny>) -> PyResult<Vec<(u32, u32)>> {
+    let mut read = Vec::with_capacity(merges.len().unwrap_or(0));
+    for (rank, pair) in merges.try_iter()?.enumerate() {
+        let pair = pair?;
+        match id_pair(&pair) {
+            Some(ids) => read.push(ids),
+            None => {
+                return Err(PyValueError::new_err(format!(
+                    "merge rank {rank} is {}, not a pair of token ids",
+                    pair.repr()?
+                )))
+            }
+        }
+    }
+    Ok(read)
+}
+
+fn id_pair(pair: &Bound<'_, PyAny>) -> Option<(u32, u32)> {
+    let (left, right) = if let Ok(pair) = pair.cast::<PyTuple>() {
+        (pair.len() == 2).then(|| (pair.get_item(0), pair.get_item(1)))?
+    } else if let Ok(pair) = pair.cast::<PyList>() {
+        (pair.len() == 2).then(|| (pair.get_item(0), pair.get_item(1)))?
+    } else {
+        return None;
+    };
+    Some((token_id(&left.ok()?)?, token_id(&right.ok()?)?))
+}
+
+/// An id as Python's `operator.index` reads it (numpy integers too), but not
+/// a bool, which is an int to Python and never meant as an id.
+fn token_id(value: &Bound<'_, PyAny>) -> Option<u32> {
+    if value.is_instance_of::<PyBool>() {
+        return None;
+    }
+    value.extract().ok()
 }
 
 fn pretokenizer(kind: &str, pattern: Option<&str>) -> Result<Pretokenizer, Error> {
@@ -401,14 +460,16 @@ impl CoreBPE {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        tokens: Vec<Option<PyBackedBytes>>,
-        merges: Option<Vec<(u32, u32)>>,
+        tokens: &Bound<'_, PyAny>,
+        merges: Option<&Bound<'_, PyAny>>,
         special_tokens: Vec<(String, u32)>,
         pretokenizer: &str,
         pattern: Option<&str>,
         special_strip: Option<Vec<(bool, bool)>>,
         normalize: Vec<String>,
     ) -> PyResult<Self> {
+        let tokens = token_bytes(tokens)?;
+        let merges = merges.map(merge_pairs).transpose()?;
         let pretokenizer = self::pretokenizer(pretokenizer, pattern).map_err(to_py)?;
         let normalizer = Normalizer::from_names(&normalize).map_err(to_py)?;
         let ranking = merges.map_or(Ranking::TokenIds, Ranking::Merges);
