@@ -1042,6 +1042,32 @@ def test_tiktoken_rule_export_hypothesis(tiktoken_export, text):
     assert theirs == encoding.encode(text, allowed_special="all")
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(st.integers(0, 5), max_size=80),
+    rules=st.dictionaries(
+        st.tuples(st.integers(0, 9), st.integers(0, 9)),
+        st.tuples(st.integers(0, 6), st.integers(0, 9)),
+    ),
+)
+def test_merging_by_heap_equals_merging_by_scan(parts, rules):
+    """Long tokens merge with a heap (the scan is quadratic: a token of 36 KB
+    took a minute to check); both take the lowest rank, leftmost first."""
+    from bytepair.formats import merge_rules
+
+    def rule(left, right):
+        return rules.get((left, right))
+
+    by_scan = merge_rules._merge_by_scan(parts, rule)
+    assert merge_rules._merge_by_heap(parts, rule) == by_scan
+
+
+def test_a_long_token_is_checked_in_n_log_n():
+    tokens = [bytes([b]) for b in range(256)] + [b"aa", b"a" * 36_000]
+    assert not_made_by_merges(tokens, [], [(97, 97)]) == [257]
+    assert natural_merges(tokens, []) == ([(97, 97)], [257])
+
+
 def test_token_made_after_a_later_rank_is_in_the_derived_merges(tmp_path):
     """'abc' (id 256) ranks below 'ab' (257): merging with ranks below its own
     never makes it, yet tiktoken makes it in "abcd". Both the core's derived

@@ -53,6 +53,19 @@ def test_truncated_gpt2_merges_are_an_error_not_ten_thousand_specials(real_gpt2)
     assert "'Ġequivalents' (id 40255)" in error.problem and "39999 merges" in error.problem
 
 
+def test_a_very_long_key_loads_as_a_special_token_in_linear_time(real_gpt2):
+    """A 100,000-character key took five minutes: each cut of it was sliced and
+    hashed, and the special-token matcher's DFA was quadratic in its length."""
+    vocab_path = real_gpt2 / "encoder.json"
+    vocab = json.loads(vocab_path.read_text(encoding="utf-8"))
+    long_key = "a" * 100_000
+    vocab[long_key] = len(vocab)
+    vocab_path.write_text(json.dumps(vocab), encoding="utf-8")
+    tok = bytepair.load(real_gpt2)
+    assert tok.model.special_tokens[long_key] == 50257
+    assert tok.encode("x" + long_key + "y", allowed_special="all") == [87, 50257, 88]
+
+
 def _trained_pair(tmp_path):
     tok = bytepair.train(CORPUS, 300, special_tokens=["<|endoftext|>"], progress=False)
     tok.save(tmp_path / "pair", format="gpt2")

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use crate::error::{Error, Result};
 
@@ -50,9 +50,23 @@ fn matcher<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<AhoCorasick> 
     Some(
         AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
+            .kind(automaton_kind(&texts))
             .build(texts)
             .expect("special tokens are few and short; automaton size limits cannot be hit"),
     )
+}
+
+/// Patterns longer in all than this are matched with a contiguous NFA rather
+/// than the DFA that aho-corasick picks for a few patterns: building that DFA
+/// takes time quadratic in a pattern's length (a special token of 40,000
+/// characters took a minute to load), and long patterns are rare.
+const DFA_PATTERN_BYTES: usize = 1 << 12;
+
+/// The automaton for matching `texts`: aho-corasick's own choice, unless the
+/// texts are long (see [`DFA_PATTERN_BYTES`]).
+pub(crate) fn automaton_kind(texts: &[&str]) -> Option<AhoCorasickKind> {
+    let bytes: usize = texts.iter().map(|text| text.len()).sum();
+    (bytes > DFA_PATTERN_BYTES).then_some(AhoCorasickKind::ContiguousNFA)
 }
 
 /// A subset of the special tokens, by index into [`SpecialTokens::tokens`].

@@ -165,6 +165,9 @@ def _not_special(
     if not ordinary:
         return []
     low, high = min(ordinary), max(ordinary)
+    # A cut is tried only where both parts have the length of some key, so a
+    # very long key costs no slicing at each of its characters.
+    lengths = {len(key) for key in ids}
     found = []
     for key in unmade:
         token_id = ids.get(key)
@@ -174,6 +177,8 @@ def _not_special(
             found.append((key, token_id, "its id lies among those of merged tokens"))
         elif token_id > high:
             for cut in range(1, len(key)):
+                if cut not in lengths or len(key) - cut not in lengths:
+                    continue
                 left, right = ids.get(key[:cut]), ids.get(key[cut:])
                 if left is not None and right is not None and max(left, right) < token_id:
                     joined = f"it joins {key[:cut]!r} and {key[cut:]!r} as a merge would"

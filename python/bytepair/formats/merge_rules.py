@@ -43,8 +43,9 @@ on OpenAI's vocabularies and on such a case.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Optional
+import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Optional
 
 Tokens = Sequence[Optional[bytes]]
 
@@ -55,23 +56,86 @@ def _ordinary(tokens: Tokens, special_ids: Iterable[int]) -> dict[bytes, int]:
     return {t: i for i, t in enumerate(tokens) if t is not None and i not in special}
 
 
-def _encode_by_id_rank(token: bytes, ids: Mapping[bytes, int]):
-    """tiktoken's merging of ``token``'s bytes without the whole-piece lookup:
-    the parts it ends with, and the last pair merged (as ids; None if none)."""
-    parts = [token[i : i + 1] for i in range(len(token))]
+Rule = Callable[[Any, Any], Optional[tuple[int, Any]]]
+
+# Tokens of more parts than this merge with a heap: the scan is quadratic, and
+# one token of 36 KB in a file took a minute to check.
+_SCAN_PARTS = 64
+
+
+def _merge_by_rank(parts: list, rule: Rule) -> tuple[list, Optional[tuple[Any, Any]]]:
+    """Merges the adjacent pair of lowest rank, leftmost first, until no pair
+    has a rule (``rule(left, right)``: (rank, merged part) or None). Returns
+    the parts it ends with and the last pair merged (None if none)."""
+    if len(parts) > _SCAN_PARTS:
+        return _merge_by_heap(parts, rule)
+    return _merge_by_scan(parts, rule)
+
+
+def _merge_by_scan(parts: list, rule: Rule) -> tuple[list, Optional[tuple[Any, Any]]]:
+    parts = list(parts)
     last = None
     while len(parts) > 1:
         best = None
         for k in range(len(parts) - 1):
-            rank = ids.get(parts[k] + parts[k + 1])
-            if rank is not None and (best is None or rank < best[0]):
-                best = (rank, k)
+            found = rule(parts[k], parts[k + 1])
+            if found is not None and (best is None or found[0] < best[0]):
+                best = (found[0], k, found[1])
         if best is None:
             break
         k = best[1]
-        last = (ids[parts[k]], ids[parts[k + 1]])
-        parts[k : k + 2] = [parts[k] + parts[k + 1]]
+        last = (parts[k], parts[k + 1])
+        parts[k : k + 2] = [best[2]]
     return parts, last
+
+
+def _merge_by_heap(parts: list, rule: Rule) -> tuple[list, Optional[tuple[Any, Any]]]:
+    """:func:`_merge_by_scan` in O(n log n): candidate pairs in a heap by (rank,
+    start of the left part), each checked against the parts when taken (a part
+    keeps its start, so the heap's order is the scan's leftmost-first)."""
+    parts = list(parts)
+    after = list(range(1, len(parts))) + [-1]
+    before = list(range(-1, len(parts) - 1))
+    heap: list = []
+
+    def push(i: int) -> None:
+        j = after[i]
+        if j != -1:
+            found = rule(parts[i], parts[j])
+            if found is not None:
+                heapq.heappush(heap, (found[0], i, parts[i], parts[j], found[1]))
+
+    for i in range(len(parts) - 1):
+        push(i)
+    last = None
+    alive = [True] * len(parts)
+    while heap:
+        _, i, left, right, merged = heapq.heappop(heap)
+        j = after[i]
+        if not alive[i] or j == -1 or parts[i] != left or parts[j] != right:
+            continue  # a pair a merge beside it has changed
+        last = (left, right)
+        parts[i], alive[j] = merged, False
+        after[i] = after[j]
+        if after[j] != -1:
+            before[after[j]] = i
+        if before[i] != -1:
+            push(before[i])
+        push(i)
+    return [part for part, kept in zip(parts, alive) if kept], last
+
+
+def _encode_by_id_rank(token: bytes, ids: Mapping[bytes, int]):
+    """tiktoken's merging of ``token``'s bytes without the whole-piece lookup:
+    the parts it ends with, and the last pair merged (as ids; None if none)."""
+
+    def rule(left: bytes, right: bytes) -> Optional[tuple[int, bytes]]:
+        joined = left + right
+        rank = ids.get(joined)
+        return None if rank is None else (rank, joined)
+
+    parts, last = _merge_by_rank([token[i : i + 1] for i in range(len(token))], rule)
+    return parts, None if last is None else (ids[last[0]], ids[last[1]])
 
 
 def natural_merges(
@@ -124,20 +188,15 @@ def not_made_by_merges(
         result = ids[tokens[left] + tokens[right]]  # type: ignore[operator]
         rules.setdefault((left, right), (rank, result))
     byte_ids = [ids[bytes([b])] for b in range(256)]
+
+    def rule(left: int, right: int) -> Optional[tuple[int, int]]:
+        return rules.get((left, right))
+
     missing = []
     for token, token_id in ids.items():
         if len(token) < 2:
             continue
-        parts = [byte_ids[b] for b in token]
-        while len(parts) > 1:
-            best = None
-            for k in range(len(parts) - 1):
-                rule = rules.get((parts[k], parts[k + 1]))
-                if rule is not None and (best is None or rule[0] < best[0]):
-                    best = (rule[0], k, rule[1])
-            if best is None:
-                break
-            parts[best[1] : best[1] + 2] = [best[2]]
+        parts, _ = _merge_by_rank([byte_ids[b] for b in token], rule)
         if parts != [token_id]:
             missing.append(token_id)
     return sorted(missing)

@@ -30,6 +30,7 @@ use super::UNK_PENALTY;
 use crate::double_array::{DoubleArray, NONE};
 use crate::error::{Error, Result};
 use crate::normalize::Normalizer;
+use crate::special::automaton_kind;
 
 /// A normalizer step of the file, in order.
 #[derive(Clone, Debug)]
@@ -125,9 +126,11 @@ impl Added {
         if tokens.is_empty() {
             return Ok(None);
         }
+        let texts: Vec<&str> = tokens.iter().map(|(text, _)| text.as_str()).collect();
         let matcher = AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostLongest)
-            .build(tokens.iter().map(|(text, _)| text.as_str()))
+            .kind(automaton_kind(&texts))
+            .build(texts)
             .map_err(|e| Error::InvalidSpecialTokens(e.to_string()))?;
         Ok(Some(Added {
             matcher,
