@@ -1142,6 +1142,27 @@ def test_a_tiktoken_sidecar_that_is_no_json_file_or_says_version_true_is_refused
         tiktoken_format.load_model(path)
 
 
+def test_bad_special_tokens_of_a_sidecar_name_the_sidecar_and_key(tmp_path):
+    from bytepair.formats import tiktoken as tiktoken_format
+
+    path = tmp_path / "mine.tiktoken"
+    path.write_bytes(b"YQ== 0\nYg== 1\n")
+    sidecar = tiktoken_format.sidecar_path(path)
+    document = {
+        "format": tiktoken_format.SIDECAR_FORMAT,
+        "version": tiktoken_format.SIDECAR_VERSION,
+        "pretokenizer": {"kind": "regex", "pattern": r"\w+|\s+"},
+        "special_tokens": {"<|end|>": 1},  # the rank of b"b"
+    }
+    sidecar.write_text(json.dumps(document))
+    with pytest.raises(FormatError, match="also the rank of the token b'b'") as info:
+        tiktoken_format.load_model(path)
+    assert (info.value.path, info.value.where) == (str(sidecar), "special_tokens")
+    # Given as an argument instead, the special tokens are the caller's.
+    model = tiktoken_format.load_model(path, special_tokens={"<|end|>": 2})
+    assert model.special_tokens == {"<|end|>": 2}
+
+
 # ---------------------------------------------------------------------------
 # Split regexes: written in tokenizers' dialect, read back to ours
 

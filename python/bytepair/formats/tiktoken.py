@@ -348,12 +348,20 @@ def _check_known(path: Path, data: bytes, known) -> None:
 
 
 def _from_data(
-    path: Path, data: bytes, pattern: object, special_tokens: Mapping[str, int]
+    path: Path,
+    data: bytes,
+    pattern: object,
+    special_tokens: Mapping[str, int],
+    specials_from_sidecar: bool = False,
 ) -> BPEModel:
+    """The model of the rank file ``path`` (holding ``data``); bad special
+    tokens that came from its sidecar are blamed on the sidecar's key."""
     tokens = parse_rank_tokens(data, path)
     try:
         return model_from_rank_tokens(tokens, pattern, special_tokens)
     except ValueError as e:
+        if specials_from_sidecar:
+            raise FormatError(sidecar_path(path), str(e), "special_tokens") from None
         raise FormatError(path, str(e)) from None
 
 
@@ -383,6 +391,7 @@ def load_model(
     path = Path(path)
     data = path.read_bytes()
     n_vocab = None
+    specials_from_sidecar = False
     if pattern is None or special_tokens is None:
         sidecar = sidecar_path(path)
         known = _known_encoding(path)
@@ -390,6 +399,7 @@ def load_model(
             raise FormatError(sidecar, "is not a file (the sidecar of a .tiktoken file is JSON)")
         if sidecar.is_file():
             default_pattern, default_specials, n_vocab = read_sidecar(sidecar)
+            specials_from_sidecar = special_tokens is None
         elif known is not None:
             _check_known(path, data, known)
             default_pattern, default_specials = known.pretokenizer, dict(known.special_tokens)
@@ -409,7 +419,7 @@ def load_model(
             pattern = default_pattern
         if special_tokens is None:
             special_tokens = default_specials
-    model = _from_data(path, data, pattern, special_tokens or {})
+    model = _from_data(path, data, pattern, special_tokens or {}, specials_from_sidecar)
     if n_vocab is not None and n_vocab != len(model.tokens):
         raise FormatError(
             sidecar_path(path),
