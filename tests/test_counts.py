@@ -5,6 +5,7 @@ damaged shards are named."""
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -647,3 +648,97 @@ def test_a_map_staging_directory_holding_a_users_file_is_not_deleted(documents, 
     (out / "_map" / "keep.txt").unlink()
     prepare_output(out, overwrite=True)
     assert list(out.iterdir()) == []
+
+
+def _inputs(documents, directory):
+    """A text file, and JSON lines whose second line is broken: found midway."""
+    directory.mkdir()
+    good, bad = directory / "a.txt", directory / "bad.jsonl"
+    good.write_text("\n\n".join(documents[:300]), "utf-8")
+    bad.write_text('{"text": "fine"}\n{"text": broken\n', "utf-8")
+    return good, bad
+
+
+def _interrupted(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def test_overwrite_keeps_the_old_counts_until_the_new_ones_are_complete(
+    documents, tmp_path, monkeypatch
+):
+    """--force deleted the old counts before the run: a run that then failed
+    (a bad input file found midway, Ctrl-C) left nothing."""
+    from bytepair import counts
+
+    monkeypatch.setattr(counts, "BATCH_CHARS", 100)  # shards are written before the failure
+    options = {"partitions": 2, "max_memory": 0}
+    good, bad = _inputs(documents, tmp_path / "in")
+    parent = tmp_path / "parent"
+    out = count_to_shards(documents[:50], parent / "c", **options)
+    before, listed = listing(out), sorted(os.listdir(parent))
+    with pytest.raises(FormatError, match="bad.jsonl"):
+        count_to_shards(read_documents([good, bad]), out, overwrite=True, **options)
+    assert listing(out) == before and sorted(os.listdir(parent)) == listed
+    with monkeypatch.context() as m:  # at the last moment: all shards written
+        m.setattr(counts, "write_manifest", _interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            count_to_shards(read_documents(good), out, overwrite=True, **options)
+    assert listing(out) == before and sorted(os.listdir(parent)) == listed
+
+    reference = count_to_shards(read_documents(good), tmp_path / "reference", **options)
+    count_to_shards(read_documents(good), out, overwrite=True, **options)
+    assert listing(out) == listing(reference) and sorted(os.listdir(parent)) == listed
+
+    # A file put into the old directory meanwhile: nothing of it is deleted.
+    write_manifest = counts.write_manifest
+
+    def user_writes(*args, **kwargs):
+        (out / "notes.txt").write_text("mine", "utf-8")
+        return write_manifest(*args, **kwargs)
+
+    monkeypatch.setattr(counts, "write_manifest", user_writes)
+    with pytest.warns(UserWarning, match=r"old content, moved to .*, was not deleted"):
+        count_to_shards(documents[:50], out, overwrite=True, **options)
+    assert listing(out) == before
+    (old,) = [p for p in parent.iterdir() if p.name != "c"]
+    assert old.name.startswith(".c.") and listing(old) == {
+        **listing(reference),
+        "notes.txt": b"mine",
+    }
+
+
+def test_force_on_the_command_line_keeps_the_old_counts_until_the_new_ones_are_complete(
+    documents, tmp_path, monkeypatch, capsys
+):
+    from bytepair import counts
+    from bytepair.cli import train
+
+    good, bad = _inputs(documents, tmp_path / "in")
+    parent = tmp_path / "parent"
+    out = parent / "c"
+    assert main(["count", str(good), "-o", str(out), "--partitions", "2"]) == 0
+    before, listed = listing(out), sorted(os.listdir(parent))
+    args = ["-o", str(out), "--force", "--partitions", "3"]
+    capsys.readouterr()
+    assert main(["count", str(good), str(bad), *args]) == 1
+    assert "bad.jsonl" in capsys.readouterr().err
+    assert listing(out) == before and sorted(os.listdir(parent)) == listed
+    with monkeypatch.context() as m:
+        m.setattr(counts, "write_manifest", _interrupted)
+        assert main(["count", str(good), *args]) == 130
+    assert listing(out) == before and sorted(os.listdir(parent)) == listed
+
+    # --ray goes through the same replacement (a stand-in for count_on_ray).
+    def on_ray(inputs, target, *, field, address, **options):
+        count_to_shards(read_documents(inputs, field=field), target, **options)
+        raise ValueError("a task failed")
+
+    with monkeypatch.context() as m:
+        m.setattr(train, "_ray_function", lambda name: on_ray)
+        assert main(["count", str(good), *args, "--ray"]) == 1
+    assert "a task failed" in capsys.readouterr().err
+    assert listing(out) == before and sorted(os.listdir(parent)) == listed
+
+    assert main(["count", str(good), *args]) == 0
+    reference = count_to_shards(read_documents(good), tmp_path / "reference", partitions=3)
+    assert listing(out) == listing(reference) and sorted(os.listdir(parent)) == listed

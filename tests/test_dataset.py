@@ -387,6 +387,92 @@ def test_overwrite_refuses_a_directory_that_holds_no_dataset(corpus, trained, tm
     assert "Traceback" not in err and files_of(out) == before
 
 
+def test_overwrite_keeps_the_old_dataset_until_the_new_one_is_complete(
+    corpus, trained, tmp_path, monkeypatch
+):
+    """--force deleted the old dataset before the run: a run that then failed
+    (a bad input file found midway, Ctrl-C) left nothing."""
+    parent = tmp_path / "parent"
+    out = encode_dataset(corpus[:1], trained, parent / "out", shard_tokens=700)
+    before, listed = files_of(out), sorted(os.listdir(parent))
+    bad = tmp_path / "inputs" / "bad.jsonl"
+    bad.parent.mkdir()
+    bad.write_text('{"text": "fine"}\n{"text": broken\n', "utf-8")
+    with pytest.raises(FormatError, match="bad.jsonl"):  # after the shards of corpus
+        encode_dataset([*corpus, bad], trained, out, overwrite=True, shard_tokens=700)
+    assert files_of(out) == before and sorted(os.listdir(parent)) == listed
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:  # at the last moment: all shards written
+        m.setattr(dataset, "finish", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            encode_dataset(corpus, trained, out, overwrite=True)
+    assert files_of(out) == before and sorted(os.listdir(parent)) == listed
+
+    rename = os.rename
+
+    def failing_swap(source, target):
+        if str(source).endswith(".tmp"):  # the new dataset taking the old one's name
+            raise OSError("the swap failed")
+        rename(source, target)
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "rename", failing_swap)
+        with pytest.raises(OSError, match="the swap failed"):
+            encode_dataset(corpus, trained, out, overwrite=True)
+    assert files_of(out) == before and sorted(os.listdir(parent)) == listed
+
+    encode_dataset(corpus, trained, out, overwrite=True, shard_tokens=700)
+    reference = encode_dataset(corpus, trained, tmp_path / "reference", shard_tokens=700)
+    assert files_of(out) == files_of(reference) and sorted(os.listdir(parent)) == listed
+
+
+def test_force_on_the_command_line_keeps_the_old_dataset_until_the_new_one_is_complete(
+    corpus, trained, tmp_path, monkeypatch, capsys
+):
+    model = tmp_path / "tok.json"
+    trained.save(model)
+    parent = tmp_path / "parent"
+    out = parent / "out"
+    args = ["encode-dataset", "-t", str(model), "-o", str(out), "--no-progress"]
+    assert main([*args, str(corpus[0])]) == 0
+    before, listed = files_of(out), sorted(os.listdir(parent))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine"}\n{"text": broken\n', "utf-8")
+    capsys.readouterr()
+    assert main([*args, *map(str, corpus), str(bad), "--force"]) == 1
+    assert "bad.jsonl" in capsys.readouterr().err
+    assert files_of(out) == before and sorted(os.listdir(parent)) == listed
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(dataset, "finish", interrupted)
+        assert main([*args, *map(str, corpus), "--force"]) == 130
+    assert f"interrupted; {out} is left as it was" in capsys.readouterr().err
+    assert files_of(out) == before and sorted(os.listdir(parent)) == listed
+
+    # --ray goes through the same replacement (a stand-in for encode_dataset_on_ray).
+    from bytepair.cli import encode
+
+    def on_ray(inputs, tokenizer, target, *, address, **options):
+        encode_dataset(inputs[:1], tokenizer, target, **options)  # a first file done, then:
+        raise ValueError("a task failed")
+
+    with monkeypatch.context() as m:
+        m.setattr(encode, "_ray_function", lambda name: on_ray)
+        assert main([*args, *map(str, corpus), "--force", "--ray"]) == 1
+    assert "a task failed" in capsys.readouterr().err
+    assert files_of(out) == before and sorted(os.listdir(parent)) == listed
+
+    assert main([*args, *map(str, corpus), "--force"]) == 0
+    reference = encode_dataset(corpus, trained, tmp_path / "reference")
+    assert files_of(out) == files_of(reference) and sorted(os.listdir(parent)) == listed
+
+
 def test_resume_redoes_a_file_whose_shards_went_missing(corpus, trained, tmp_path):
     """A finished run whose dataset.json and a shard file were deleted: the
     resume said it wrote the dataset, and reading it found the shard missing."""

@@ -40,10 +40,11 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
 from pathlib import Path
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 from . import _native
 from .errors import FormatError
+from .formats import replace_directory
 from .pretokenizers import BUILTIN_PATTERNS, PretokenizerSpec, resolve
 from .training import MAX_COUNT  # counts are 64-bit in the core and in the shards
 
@@ -360,16 +361,16 @@ def prepare_output(out: Union[str, os.PathLike], overwrite: bool = False) -> Pat
     directory holding anything a count run does not write (a user's file,
     another tool's manifest) is a FormatError naming it, whatever
     ``overwrite``: nothing is deleted; earlier counts without ``overwrite``
-    are a FileExistsError."""
+    are a FileExistsError. (This deletes the old counts at once;
+    :func:`count_to_shards` keeps them until the new ones are complete.)"""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"{out}: not a directory; counts are written into a directory")
     if not out.is_dir() or not os.listdir(out):
         out.mkdir(parents=True, exist_ok=True)
         return out
-    own, finished = _own_files(out)
     if not overwrite:
-        if finished:
+        if _own_files(out)[1]:
             raise FileExistsError(
                 f"{out} already holds counts; pass overwrite=True (--force) to replace them"
             )
@@ -377,11 +378,40 @@ def prepare_output(out: Union[str, os.PathLike], overwrite: bool = False) -> Pat
             f"{out} holds an unfinished count run (shards, no {MANIFEST}); pass "
             "overwrite=True (--force) to replace it"
         )
+    _delete_counts(out)
+    return out
+
+
+def _delete_counts(out: Path) -> None:
+    """Deletes the files of a count run in ``out``, checked first (a
+    FormatError deleting nothing when it holds anything else, see _own_files)."""
+    own, _ = _own_files(out)
     for path in own:  # files before their directories
         if path.is_dir():
             path.rmdir()
         else:
             path.unlink()
+
+
+def replacing(run: Callable[..., Path], inputs, out: Union[str, os.PathLike], **options) -> Path:
+    """``run(inputs, out, **options)``: :func:`count_to_shards`'s work, or
+    ``bytepair.on_ray.count_on_ray``. With ``overwrite=True`` and counts in
+    ``out``, the new counts are written to a new directory beside it that
+    replaces it once complete (``formats.replace_directory``):
+    prepare_output(overwrite=True) would delete the old counts before the
+    run, and a failed or interrupted run would leave nothing."""
+    from .sources import Documents
+
+    out = Path(out)
+    if not (options.get("overwrite") and out.is_dir() and os.listdir(out)):
+        return run(inputs, out, **options)
+    _own_files(out)  # a refusal (a file counting does not write) comes before any work
+    if isinstance(inputs, Documents) and not inputs.started:
+        # Listed first (a missing input fails here), leaving the old counts out.
+        inputs = inputs.excluding(out)
+        inputs.files()
+    with replace_directory(out, _delete_counts) as new:
+        run(inputs, new, **{**options, "overwrite": False})
     return out
 
 
@@ -480,7 +510,34 @@ def count_to_shards(
     ``documents`` is what :func:`bytepair.train` takes: one text (a str), a
     path (its file is one text), or an iterable of texts and paths, e.g.
     :func:`bytepair.read_documents` for JSONL and other formats. ``max_memory``
-    (bytes, see the module docstring) bounds the counts held in memory."""
+    (bytes, see the module docstring) bounds the counts held in memory.
+    ``overwrite`` replaces the counts of an earlier run in ``out`` (never
+    other files, see :func:`prepare_output`), only once the new ones are
+    complete (see :func:`replacing`)."""
+    return replacing(
+        _count_to_shards,
+        documents,
+        out,
+        pretokenizer=pretokenizer,
+        special_tokens=special_tokens,
+        partitions=partitions,
+        max_memory=max_memory,
+        overwrite=overwrite,
+        progress=progress,
+    )
+
+
+def _count_to_shards(
+    documents: Union[str, os.PathLike, Iterable[Union[str, os.PathLike]]],
+    out: Union[str, os.PathLike],
+    *,
+    pretokenizer: PretokenizerSpec,
+    special_tokens: Sequence[str],
+    partitions: int,
+    max_memory: int,
+    overwrite: bool,
+    progress: Optional[bool],
+) -> Path:
     from .sources import Documents
     from .training import _check_special_tokens, _texts, add_batch, progress_bar
 

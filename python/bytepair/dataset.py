@@ -27,7 +27,10 @@ name and renamed into place. Resuming (``resume=True``) checks that the
 settings, the tokenizer and the input files are those of the run, deletes
 temporary and incomplete files, skips complete input files and, in a file
 that was cut short, the documents of its complete shards: the output is
-byte for byte that of an uninterrupted run. :class:`TokenDataset` reads it.
+byte for byte that of an uninterrupted run. Replacing a dataset
+(``overwrite=True``) builds the new one in a directory beside it, which takes
+its place once complete: a failed or interrupted run leaves the old one as it
+was. :class:`TokenDataset` reads it.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from typing import Callable, Optional, Union
 import numpy as np
 
 from .errors import FormatError
+from .formats import replace_directory
 from .sources import input_files, read_documents
 
 FORMAT = "bytepair-dataset"
@@ -369,6 +373,15 @@ def _check_replaceable(out: Path, existing: list[Path]) -> None:
             )
 
 
+def _delete_dataset(out: Path) -> None:
+    """Deletes the dataset in ``out``: its files, checked first (a FormatError
+    deleting nothing when it holds anything else, see _check_replaceable)."""
+    existing = list(out.iterdir())
+    _check_replaceable(out, existing)
+    for path in existing:
+        path.unlink()
+
+
 def _write_json(path: Path, value: object) -> None:
     temporary = path.with_name(path.name + TMP)
     try:
@@ -558,7 +571,9 @@ def plan(
     is a FormatError naming a file when ``out`` holds one a run does not
     write or no dataset at all. Without either, a non-empty ``out`` is a
     FileExistsError. Files a run does not write are never deleted.
-    ``tokenizer``: an object, or a path / encoding name."""
+    ``tokenizer``: an object, or a path / encoding name. (This deletes the
+    old dataset at once; :func:`encode_dataset` keeps it until the new one is
+    complete.)"""
     if resume and overwrite:
         raise ValueError("resume and overwrite exclude each other")
     tokenizer = as_tokenizer(tokenizer)
@@ -588,9 +603,7 @@ def plan(
     if existing and resume and not (out / RUN).is_file():
         raise FormatError(out, f"no {RUN}: not a dataset directory, nothing to resume")
     if existing and overwrite:
-        _check_replaceable(out, existing)
-        for path in existing:
-            path.unlink()
+        _delete_dataset(out)
     elif existing and resume:
         run = _read_json(out / RUN)
         if not isinstance(run, dict) or run.get("format") != FORMAT:
@@ -947,15 +960,14 @@ def encode_dataset(
     ``()`` encodes special-token text as plain text; ``"all"`` or a set of
     specials makes those their ids. ``resume``: finish an interrupted run;
     ``overwrite``: replace a dataset in ``out`` (an error when ``out`` holds
-    anything else: files a run did not write are never deleted).
+    anything else: files a run did not write are never deleted), only once
+    the new one is complete (see :func:`replacing`).
     ``progress``: a bar of the input files' bytes as stored (default: when
     stderr is a terminal).
     Files are encoded one after the other, each on all cores.
     """
-    from .training import progress_bar
-
-    tokenizer = as_tokenizer(tokenizer)
-    run = plan(
+    return replacing(
+        _encode_dataset,
         inputs,
         tokenizer,
         out,
@@ -966,7 +978,42 @@ def encode_dataset(
         allowed_special=allowed_special,
         resume=resume,
         overwrite=overwrite,
+        progress=progress,
     )
+
+
+def replacing(run: Callable[..., Path], inputs, tokenizer, out: PathLike, **options) -> Path:
+    """``run(inputs, tokenizer, out, **options)``: :func:`encode_dataset`'s
+    work, or ``bytepair.on_ray.encode_dataset_on_ray``. With ``overwrite=True``
+    and a dataset in ``out``, the new dataset is written to a new directory
+    beside it that replaces it once complete (``formats.replace_directory``):
+    plan(overwrite=True) would delete the old one before the run, and a
+    failed or interrupted run would leave nothing."""
+    out = Path(os.path.abspath(out))
+    if options.get("resume") or not (
+        options.get("overwrite") and out.is_dir() and any(out.iterdir())
+    ):
+        return run(inputs, tokenizer, out, **options)
+    # Listed first, leaving the old dataset out (out may be inside an input directory).
+    files = list(input_files(inputs, exclude=[out]))
+    _check_replaceable(out, list(out.iterdir()))  # a refusal comes before any work
+    with replace_directory(out, _delete_dataset) as new:
+        run(files, tokenizer, new, **{**options, "overwrite": False})
+    return out
+
+
+def _encode_dataset(
+    inputs: Union[PathLike, Iterable[PathLike]],
+    tokenizer,
+    out: PathLike,
+    *,
+    progress: Optional[bool] = None,
+    **options,
+) -> Path:
+    from .training import progress_bar
+
+    tokenizer = as_tokenizer(tokenizer)
+    run = plan(inputs, tokenizer, out, **options)
     bar = progress_bar(
         progress,
         desc="encoding",

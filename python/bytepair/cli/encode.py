@@ -40,14 +40,18 @@ def _dataset_options(args: argparse.Namespace) -> dict:
 
 
 def cmd_encode_dataset(args: argparse.Namespace) -> int:
-    from ..dataset import TokenDataset, encode_dataset
+    from ..dataset import TokenDataset, encode_dataset, replacing
 
     if args.ray is not None:  # the same run, one Ray task per input file
         from functools import partial
 
         address = _ray_address(args.ray)
-        encode_dataset = partial(_ray_function("encode_dataset_on_ray"), address=address)
+        on_ray = partial(_ray_function("encode_dataset_on_ray"), address=address)
+        # As encode_dataset, --force keeps the old dataset until the new one is complete.
+        encode_dataset = partial(replacing, on_ray)
     tokenizer = _load(args.model)
+    output = Path(args.output)
+    replacing_old = args.force and output.is_dir() and any(output.iterdir())
     try:
         out = encode_dataset(
             args.inputs,
@@ -64,6 +68,9 @@ def cmd_encode_dataset(args: argparse.Namespace) -> int:
             "or --force to replace its dataset"
         ) from None
     except KeyboardInterrupt:
+        if replacing_old:  # the new dataset was deleted, the old one kept
+            print(f"{PROG}: interrupted; {args.output} is left as it was", file=sys.stderr)
+            return EXIT_INTERRUPTED
         print(
             f"{PROG}: interrupted; the complete shards in {args.output} are kept: run the same "
             "command with --resume to finish",

@@ -384,8 +384,10 @@ def _train_from_counts(args: argparse.Namespace, save_path: Path, targets: list[
 
 
 def cmd_count(args: argparse.Namespace) -> int:
-    from ..counts import MANIFEST, count_to_shards
-    from ..sources import read_documents
+    from functools import partial
+
+    from ..counts import MANIFEST, count_to_shards, replacing
+    from ..sources import input_files, read_documents
 
     address = _ray_address(args.ray) if args.ray is not None else None
     out = Path(args.output)
@@ -401,8 +403,11 @@ def cmd_count(args: argparse.Namespace) -> int:
         progress=args.progress,
     )
     if args.ray is not None:
-        count_on_ray = _ray_function("count_on_ray")
-        count_on_ray(args.inputs, out, field=args.field, address=address, **options)
+        count_on_ray = partial(_ray_function("count_on_ray"), field=args.field, address=address)
+        # Listed here, leaving out the old counts, which --force keeps (as
+        # count_to_shards does) until the new ones are complete.
+        inputs = list(input_files(args.inputs, exclude=[out]))
+        replacing(count_on_ray, inputs, out, **options)
     else:
         count_to_shards(read_documents(args.inputs, field=args.field), out, **options)
     print(f"wrote the counts to {out}")

@@ -18,10 +18,12 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from ..errors import FormatError, NotUtf8Error, decode_utf8
+from ..errors import FormatError, NotUtf8Error, decode_utf8, warn
 from ..model import BPEModel
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -194,4 +196,54 @@ def _naming(exc: OSError, temporary: Path, path: Path) -> OSError:
     return type(exc)(exc.errno, problem, str(path))
 
 
-__all__ = ["load_model", "parse_json", "read_text", "write_text_atomic", "write_texts_atomic"]
+@contextlib.contextmanager
+def replace_directory(path: PathLike, clear: Callable[[Path], None]) -> Iterator[Path]:
+    """A new empty directory beside the directory ``path`` to build its
+    replacement in; ``path`` stays as it is until the block has succeeded.
+
+    The new directory has a hidden, unique name in the same parent (the same
+    file system, so renames swap them; input listings skip hidden names).
+    When the block succeeds, ``path`` is renamed aside, the new directory
+    takes its name (neither exists only between these two renames; if the
+    second fails, the old one is put back) and ``clear(old)`` deletes the old
+    one's files, then its directory: a ``clear`` that refuses (a file it does
+    not own appeared meanwhile) leaves it, with a warning. When the block
+    fails (Ctrl-C too), the new directory is deleted and ``path`` is untouched.
+    A link to a directory keeps pointing to the replacement.
+    """
+    path = Path(os.path.realpath(path))
+    if os.path.ismount(path):  # checked before the work: a mount point cannot be renamed
+        raise OSError(
+            f"{path} is a mount point: it cannot be replaced by a new directory; "
+            "write to a directory inside it"
+        )
+    stem = f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
+    new, old = path.with_name(stem + ".tmp"), path.with_name(stem + ".old")
+    new.mkdir()
+    try:
+        yield new
+        shutil.copymode(path, new)  # the replacement keeps the directory's permissions
+        os.rename(path, old)
+        try:
+            os.rename(new, path)
+        except BaseException:
+            os.rename(old, path)
+            raise
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    try:
+        clear(old)
+        old.rmdir()
+    except (OSError, ValueError) as exc:  # the new output is in place: not a failure
+        warn(f"{path} is replaced, but its old content, moved to {old}, was not deleted: {exc}")
+
+
+__all__ = [
+    "load_model",
+    "parse_json",
+    "read_text",
+    "replace_directory",
+    "write_text_atomic",
+    "write_texts_atomic",
+]
