@@ -432,6 +432,10 @@ def test_get_encoding_says_where_to_put_the_file(tmp_path, monkeypatch):
     assert str(tmp_path / "o200k_base.tiktoken") in str(error.value)
     assert "openaipublic" in str(error.value)
 
+    (tmp_path / "o200k_base.tiktoken").mkdir()
+    with pytest.raises(FileNotFoundError, match="o200k_base.tiktoken is not a file"):
+        bytepair.get_encoding("o200k_base")
+
     with pytest.raises(ValueError, match="cl100k_base"):
         bytepair.get_encoding("cl100k")  # a pre-tokenizer name, not an encoding
 

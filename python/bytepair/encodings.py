@@ -159,6 +159,11 @@ def encoding_path(name: str) -> Path:
             "bytepair never downloads"
         )
     path = Path(directory).expanduser() / known.file_name
+    if path.exists() and not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is not a file: {ENV_VAR} must hold {known.file_name} itself, the rank "
+            f"file published by OpenAI at {known.url}"
+        )
     if not path.is_file():
         raise FileNotFoundError(
             f"{path} not found: put {known.file_name} (published by OpenAI at {known.url}) "

@@ -55,15 +55,26 @@ pub fn parse(data: &[u8]) -> Result<Vec<Option<Vec<u8>>>, (usize, String)> {
         if token.is_empty() {
             return Err((number, "the token is empty".into()));
         }
-        let rank = std::str::from_utf8(rank_text)
+        let digits = std::str::from_utf8(rank_text)
             .ok()
-            .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|t| t.parse::<u32>().ok())
-            .filter(|&r| r < u32::MAX - 1)
+            .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
             .ok_or_else(|| {
                 (
                     number,
                     format!("the rank {} is not a whole number >= 0", show(rank_text)),
+                )
+            })?;
+        let rank = digits
+            .parse::<u32>()
+            .ok()
+            .filter(|&r| r < u32::MAX - 1)
+            .ok_or_else(|| {
+                (
+                    number,
+                    format!(
+                        "the rank {digits} is too large (ranks are token ids, below {})",
+                        u32::MAX - 1
+                    ),
                 )
             })?;
         entries.push((token, rank, number as u32));
@@ -162,6 +173,9 @@ mod tests {
             .1
             .contains("not a whole number"));
         assert_eq!(parse(b"\n").unwrap_err().0, 0);
+        let (line, problem) = parse(b"YQ== 0\nYg== 1099511627776\n").unwrap_err();
+        assert_eq!(line, 2);
+        assert!(problem.contains("the rank 1099511627776 is too large"));
     }
 
     #[test]

@@ -83,7 +83,8 @@ def load_model(path: PathLike) -> BPEModel:
         )
     raise FormatError(
         path,
-        f"no such file or directory: expected a {HF_FILE} or {TIKTOKEN_SUFFIX} file, or a "
+        f"no such file or directory: expected a {HF_FILE}, {TIKTOKEN_SUFFIX} or SentencePiece "
+        ".model file, or a "
         f"directory holding {HF_FILE}, {GPT2_VOCAB_FILE} with {GPT2_MERGES_FILE}, or "
         f"{GPT2_ORIGINAL_VOCAB_FILE} with {GPT2_ORIGINAL_MERGES_FILE}",
     )
