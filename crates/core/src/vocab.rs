@@ -58,6 +58,10 @@ pub struct Vocab {
     short_whole_pieces: FxHashMap<u64, u32>,
     mid_whole_pieces: FxHashMap<u128, u32>,
     long_whole_pieces: FxHashMap<(u128, u128, u8), u32>,
+    /// Which first bytes and lengths the whole-piece tokens of 32 bytes or
+    /// more have: most pieces that long (runs of Chinese, long words of
+    /// other scripts) are then known not to be one without hashing them.
+    longer_whole_pieces: LongerPieces,
     /// The rule of every pair of single bytes, indexed by `left << 8 | right`
     /// (rank u32::MAX: none): the first merges of every piece, without hashing.
     byte_pair_rules: Box<[MergeRule]>,
@@ -121,6 +125,44 @@ fn long_key(piece: &[u8]) -> (u128, u128, u8) {
     let lo = u128::from_le_bytes(piece[..16].try_into().expect("16 bytes"));
     let hi = u128::from_le_bytes(piece[n - 16..].try_into().expect("16 bytes"));
     (lo, hi, n as u8)
+}
+
+/// The first bytes and lengths of a set of byte strings of 32 bytes or
+/// more: lengths 32 to 287 exactly, longer ones together.
+#[derive(Clone, Debug, Default)]
+struct LongerPieces {
+    /// Bit `len - 32` of entry `first byte`: some string has that first byte
+    /// and length (empty until a string is added).
+    lengths: Vec<[u64; 4]>,
+    /// Bit `first byte`: some string of that first byte is longer than 287.
+    longest: [u64; 4],
+}
+
+impl LongerPieces {
+    fn add(&mut self, bytes: &[u8]) {
+        debug_assert!(bytes.len() >= 32);
+        let first = bytes[0] as usize;
+        match bytes.len() - 32 {
+            at @ 0..256 => {
+                self.lengths.resize(256, [0; 4]);
+                self.lengths[first][at / 64] |= 1 << (at % 64);
+            }
+            _ => self.longest[first / 64] |= 1 << (first % 64),
+        }
+    }
+
+    /// Whether one of the strings may be `piece` (of 32 bytes or more).
+    #[inline]
+    fn may_hold(&self, piece: &[u8]) -> bool {
+        let first = piece[0] as usize;
+        match piece.len() - 32 {
+            at @ 0..256 => self
+                .lengths
+                .get(first)
+                .is_some_and(|bits| bits[at / 64] >> (at % 64) & 1 == 1),
+            _ => self.longest[first / 64] >> (first % 64) & 1 == 1,
+        }
+    }
 }
 
 fn describe(bytes: &[u8]) -> String {
@@ -277,6 +319,7 @@ impl Vocab {
             short_whole_pieces: FxHashMap::default(),
             mid_whole_pieces: FxHashMap::default(),
             long_whole_pieces: FxHashMap::default(),
+            longer_whole_pieces: LongerPieces::default(),
             byte_pair_rules: Box::default(),
             whole_chars: WholeChars::default(),
             uncrossed: Uncrossed::default(),
@@ -302,6 +345,9 @@ impl Vocab {
         }
         for id in 0..vocab.tokens.len() as u32 {
             let bytes = vocab.tokens.get(id);
+            if bytes.len() > 31 && vocab.is_whole_piece(id) {
+                vocab.longer_whole_pieces.add(bytes);
+            }
             if !(2..=31).contains(&bytes.len()) || !vocab.is_whole_piece(id) {
                 continue;
             }
@@ -394,6 +440,9 @@ impl Vocab {
     pub fn whole_piece(&self, piece: &[u8]) -> Option<u32> {
         if (2..=31).contains(&piece.len()) {
             return self.packed_whole_piece(piece);
+        }
+        if !self.longer_whole_pieces.may_hold(piece) {
+            return None;
         }
         let id = self.id_of(piece)?;
         self.is_whole_piece(id).then_some(id)
@@ -572,6 +621,28 @@ mod tests {
         tokens.push(Some(b"ab".to_vec()));
         let v = Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
         assert_eq!(v.merges(), (vec![(257, 99), (97, 98)], vec![]));
+    }
+
+    #[test]
+    fn long_tokens_are_found_whole_and_other_long_pieces_are_not() {
+        let mut tokens = byte_tokens();
+        let long = [b"=".repeat(40), b"-".repeat(300)];
+        tokens.extend(long.iter().map(|t| Some(t.clone())));
+        let v = Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
+        assert_eq!(v.whole_piece(&long[0]), Some(256));
+        assert_eq!(v.whole_piece(&long[1]), Some(257));
+        // Same first byte, other lengths; same length, other first byte.
+        for piece in [
+            b"=".repeat(41),
+            b"-".repeat(299),
+            b"+".repeat(40),
+            b"+".repeat(300),
+        ] {
+            assert_eq!(v.whole_piece(&piece), None);
+        }
+        let mut other = b"=".repeat(39);
+        other.push(b'x');
+        assert_eq!(v.whole_piece(&other), None);
     }
 
     #[test]
