@@ -39,6 +39,8 @@ const LONG_LIMIT: usize = 1 << 15;
 const LONG_BYTES_LIMIT: usize = 1 << 21;
 const LONG_IDS_LIMIT: usize = 1 << 19;
 const LONG_PIECE_MAX: usize = 1 << 12;
+/// Pieces of this many bytes or more are long (see [`LongPieces`]).
+const LONG_PIECE_MIN: usize = 16;
 /// Pieces encoded without a short-piece table after it filled while most
 /// lookups missed (text whose pieces rarely repeat: random letters, hex,
 /// base64); then it is tried again.
@@ -308,6 +310,19 @@ struct LongPieces {
 }
 
 impl LongPieces {
+    /// Room for the long pieces of a text of `text_len` bytes of Russian or
+    /// Chinese (one in about 100 bytes), so that the table is not rebuilt
+    /// as it fills; the memory of the buffers is only reserved, not touched.
+    fn for_text(text_len: usize) -> Self {
+        let pieces = (text_len / 100).min(LONG_LIMIT);
+        Self {
+            bytes: Vec::with_capacity((text_len / 4).min(LONG_BYTES_LIMIT)),
+            ends: Vec::with_capacity(pieces),
+            ids: Vec::with_capacity((text_len / 8).min(LONG_IDS_LIMIT)),
+            by_bytes: HashTable::with_capacity(pieces),
+        }
+    }
+
     fn clear(&mut self) {
         self.bytes.clear();
         self.ends.clear();
@@ -409,7 +424,7 @@ impl PieceCache {
         let mut remembered = remembered.unwrap_or_else(|| Remembered {
             small: ShortPieces::for_text(text_len),
             mid: ShortPieces::for_text(text_len),
-            long: LongPieces::default(),
+            long: LongPieces::for_text(text_len),
         });
         // A new text may repeat its pieces: use the tables from its start.
         remembered.small.bypass = 0;
@@ -423,9 +438,35 @@ impl PieceCache {
         if self.push_known(vocab, piece, out) {
             return;
         }
+        if piece.len() >= LONG_PIECE_MIN {
+            return self.encode_long(vocab, piece, out);
+        }
+        if self.push_known(vocab, piece, out) {
+            return;
+        }
         let before = out.len();
         self.encode_new(vocab, piece, out);
         self.remember(piece, before, out);
+    }
+
+    /// A piece of [`LONG_PIECE_MIN`] bytes or more. One with places no
+    /// token crosses (a run of Chinese or Japanese) is encoded part by part
+    /// and not remembered whole: it rarely comes again whole (its parts
+    /// do), and such runs only pushed the long pieces that repeat (long
+    /// words of other scripts) out of the cache; nor is it looked for there.
+    #[inline]
+    fn encode_long(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+        let cut = vocab.next_uncrossed(piece, 0);
+        if cut.is_none() && self.remembered.long.push_known(piece, out) {
+            return;
+        }
+        let before = out.len();
+        match (vocab.whole_piece(piece), cut) {
+            (Some(id), _) => out.push(id),
+            (None, Some(cut)) => return self.encode_parts(vocab, piece, cut, out),
+            (None, None) => encode_skipping_rank(vocab, piece, u32::MAX, out),
+        }
+        self.remembered.long.remember(piece, &out[before..]);
     }
 
     /// Appends the ids of `piece` if they are known (always for a byte).
@@ -462,9 +503,15 @@ impl PieceCache {
         if let Some(id) = vocab.whole_piece(piece) {
             return out.push(id);
         }
-        let Some(mut cut) = vocab.next_uncrossed(piece, 0) else {
-            return encode_skipping_rank(vocab, piece, u32::MAX, out);
-        };
+        match vocab.next_uncrossed(piece, 0) {
+            Some(cut) => self.encode_parts(vocab, piece, cut, out),
+            None => encode_skipping_rank(vocab, piece, u32::MAX, out),
+        }
+    }
+
+    /// The parts of `piece` (no token) between the places no token
+    /// crosses, the first at `cut`.
+    fn encode_parts(&mut self, vocab: &Vocab, piece: &[u8], mut cut: usize, out: &mut Vec<u32>) {
         let mut start = 0;
         loop {
             self.encode_part(vocab, &piece[start..cut], out);
