@@ -435,9 +435,6 @@ impl PieceCache {
     /// Appends the ids of `piece` (empty: none).
     #[inline]
     pub fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
-        if self.push_known(vocab, piece, out) {
-            return;
-        }
         if piece.len() >= LONG_PIECE_MIN {
             return self.encode_long(vocab, piece, out);
         }
