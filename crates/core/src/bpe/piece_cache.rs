@@ -460,10 +460,13 @@ impl PieceCache {
         let before = out.len();
         match (vocab.whole_piece(piece), cut) {
             (Some(id), _) => out.push(id),
-            (None, Some(cut)) => return self.encode_parts(vocab, piece, cut, out),
+            (None, Some(cut)) => self.encode_parts(vocab, piece, cut, out),
             (None, None) => encode_skipping_rank(vocab, piece, u32::MAX, out),
         }
-        self.remembered.long.remember(piece, &out[before..]);
+        // Remembered only where it is looked for (not in the cache).
+        if cut.is_none() {
+            self.remembered.long.remember(piece, &out[before..]);
+        }
     }
 
     /// Appends the ids of `piece` if they are known (always for a byte).
