@@ -617,7 +617,8 @@ mod tests {
         let v = Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
         assert_eq!(v.whole_piece(&long[0]), Some(256));
         assert_eq!(v.whole_piece(&long[1]), Some(257));
-        // Same first byte, other lengths; same length, other first byte.
+        // Same first byte, other lengths; same length, other first byte;
+        // then the same first 16 bytes and length, other bytes after.
         for piece in [
             b"=".repeat(41),
             b"-".repeat(299),

@@ -14,7 +14,7 @@
 //! A new piece with places no token crosses (see [`crate::bpe::uncrossed`]:
 //! a run of Chinese is one piece) is encoded part by part, each part looked
 //! up, encoded and remembered like a piece, since the parts repeat where
-//! the runs do not.
+//! the runs do not (a run of 16 bytes or more is not remembered whole).
 
 use std::cell::RefCell;
 
