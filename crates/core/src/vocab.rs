@@ -331,19 +331,18 @@ impl Vocab {
         }
         for id in 0..vocab.tokens.len() as u32 {
             let bytes = vocab.tokens.get(id);
-            if bytes.len() > 31 && vocab.is_whole_piece(id) {
-                vocab.longer_whole_pieces.add(bytes);
-            }
-            if !(2..=31).contains(&bytes.len()) || !vocab.is_whole_piece(id) {
+            if !vocab.is_whole_piece(id) {
                 continue;
             }
             match bytes.len() {
-                3 => vocab.three_byte_pieces.insert(word_key(bytes), id),
-                4 => vocab.four_byte_pieces.insert(word_key(bytes), id),
-                ..=7 => vocab.short_whole_pieces.insert(short_key(bytes), id),
-                8..=15 => vocab.mid_whole_pieces.insert(packed_key(bytes), id),
-                _ => vocab.long_whole_pieces.insert(long_key(bytes), id),
-            };
+                0 | 1 => {}
+                3 => _ = vocab.three_byte_pieces.insert(word_key(bytes), id),
+                4 => _ = vocab.four_byte_pieces.insert(word_key(bytes), id),
+                ..=7 => _ = vocab.short_whole_pieces.insert(short_key(bytes), id),
+                8..=15 => _ = vocab.mid_whole_pieces.insert(packed_key(bytes), id),
+                16..=31 => _ = vocab.long_whole_pieces.insert(long_key(bytes), id),
+                _ => vocab.longer_whole_pieces.add(bytes),
+            }
         }
         if matches!(vocab.ranking, Ranking::TokenIds) {
             // Merging a character's bytes alone uses the tables above.
