@@ -6,7 +6,8 @@
 //! the first MB of the corpus (cut back to a blank line, as `bench/` does),
 //! encodes it `rounds` times with `encode_ordinary`, and prints the best
 //! time and MB/s, the median time, the id count and a checksum; with
-//! `ids out`, writes the ids as little-endian u32. Under `valgrind --tool=callgrind` use one round.
+//! `ids out`, writes the ids as little-endian u32. Under
+//! `valgrind --tool=callgrind` use one round.
 //!
 //! With `BYTEPAIR_PROFILE_COLD=1` in the environment, 96 MB are written
 //! before each round, so that the vocabulary starts out of the CPU caches
