@@ -458,10 +458,9 @@ impl PieceCache {
             return;
         }
         let before = out.len();
-        match (vocab.whole_piece(piece), cut) {
-            (Some(id), _) => out.push(id),
-            (None, Some(cut)) => self.encode_parts(vocab, piece, cut, out),
-            (None, None) => encode_skipping_rank(vocab, piece, u32::MAX, out),
+        match vocab.whole_piece(piece) {
+            Some(id) => out.push(id),
+            None => self.encode_no_token(vocab, piece, cut, out),
         }
         // Remembered only where it is looked for (not in the cache).
         if cut.is_none() {
@@ -503,7 +502,20 @@ impl PieceCache {
         if let Some(id) = vocab.whole_piece(piece) {
             return out.push(id);
         }
-        match vocab.next_uncrossed(piece, 0) {
+        self.encode_no_token(vocab, piece, vocab.next_uncrossed(piece, 0), out);
+    }
+
+    /// A piece that is no token, whose first uncrossed place is `cut`: its
+    /// parts, or (with none) the whole piece merged.
+    #[inline]
+    fn encode_no_token(
+        &mut self,
+        vocab: &Vocab,
+        piece: &[u8],
+        cut: Option<usize>,
+        out: &mut Vec<u32>,
+    ) {
+        match cut {
             Some(cut) => self.encode_parts(vocab, piece, cut, out),
             None => encode_skipping_rank(vocab, piece, u32::MAX, out),
         }
