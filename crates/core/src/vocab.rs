@@ -3,7 +3,10 @@
 //! fails at load and never at encode.
 
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap, FxHashSet};
+use std::hash::{BuildHasher, Hasher};
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 
 use crate::bpe::uncrossed::Uncrossed;
 use crate::bpe::whole_chars::WholeChars;
@@ -56,7 +59,7 @@ pub struct Vocab {
     three_byte_pieces: FxHashMap<u32, u32>,
     four_byte_pieces: FxHashMap<u32, u32>,
     short_whole_pieces: FxHashMap<u64, u32>,
-    mid_whole_pieces: FxHashMap<u128, u32>,
+    mid_whole_pieces: MidPieces,
     long_whole_pieces: FxHashMap<(u128, u128, u8), u32>,
     /// The first 16 bytes and the length of each whole-piece token of 32
     /// bytes or more: most pieces that long (runs of Chinese or Japanese,
@@ -117,6 +120,48 @@ fn word_key(piece: &[u8]) -> u32 {
     u16::from_le_bytes([piece[0], piece[1]]) as u32
         | (piece[2] as u32) << 16
         | (piece[last] as u32) << (8 * last)
+}
+
+/// The whole-piece tokens of 8 to 15 bytes by [`packed_key`]: a hash table
+/// of 32-byte entries aligned to their size (a map of `u128` to `u32` has
+/// the same entries only 16-byte aligned: half of them cross two cache
+/// lines, and the lookups of new pieces miss on both).
+#[derive(Clone, Debug, Default)]
+struct MidPieces(HashTable<MidEntry>);
+
+#[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
+struct MidEntry {
+    key: u128,
+    id: u32,
+}
+
+impl MidPieces {
+    #[inline(always)]
+    fn hash(key: u128) -> u64 {
+        let mut hasher = FxBuildHasher.build_hasher();
+        hasher.write_u128(key);
+        hasher.finish()
+    }
+
+    /// Adds or replaces the token of `key`.
+    fn insert(&mut self, key: u128, id: u32) {
+        let hash = Self::hash(key);
+        match self.0.find_mut(hash, |e| e.key == key) {
+            Some(entry) => entry.id = id,
+            None => {
+                self.0
+                    .insert_unique(hash, MidEntry { key, id }, |e| Self::hash(e.key));
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, key: u128) -> Option<&u32> {
+        self.0
+            .find(Self::hash(key), |e| e.key == key)
+            .map(|e| &e.id)
+    }
 }
 
 /// A piece of 16 to 31 bytes as its first and last 16 bytes and its length.
@@ -303,7 +348,7 @@ impl Vocab {
             three_byte_pieces: FxHashMap::default(),
             four_byte_pieces: FxHashMap::default(),
             short_whole_pieces: FxHashMap::default(),
-            mid_whole_pieces: FxHashMap::default(),
+            mid_whole_pieces: MidPieces::default(),
             long_whole_pieces: FxHashMap::default(),
             longer_whole_pieces: LongerPieces::default(),
             byte_pair_rules: Box::default(),
@@ -339,7 +384,7 @@ impl Vocab {
                 3 => _ = vocab.three_byte_pieces.insert(word_key(bytes), id),
                 4 => _ = vocab.four_byte_pieces.insert(word_key(bytes), id),
                 ..=7 => _ = vocab.short_whole_pieces.insert(short_key(bytes), id),
-                8..=15 => _ = vocab.mid_whole_pieces.insert(packed_key(bytes), id),
+                8..=15 => vocab.mid_whole_pieces.insert(packed_key(bytes), id),
                 16..=31 => _ = vocab.long_whole_pieces.insert(long_key(bytes), id),
                 _ => vocab.longer_whole_pieces.add(bytes),
             }
@@ -443,7 +488,7 @@ impl Vocab {
             3 => self.three_byte_pieces.get(&word_key(piece)),
             4 => self.four_byte_pieces.get(&word_key(piece)),
             ..=7 => self.short_whole_pieces.get(&short_key(piece)),
-            8..=15 => self.mid_whole_pieces.get(&packed_key(piece)),
+            8..=15 => self.mid_whole_pieces.get(packed_key(piece)),
             _ => self.long_whole_pieces.get(&long_key(piece)),
         }
         .copied()
