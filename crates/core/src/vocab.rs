@@ -3,7 +3,7 @@
 //! fails at load and never at encode.
 
 use rayon::prelude::*;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
@@ -139,21 +139,15 @@ struct MidEntry {
 impl MidPieces {
     #[inline(always)]
     fn hash(key: u128) -> u64 {
-        let mut hasher = FxBuildHasher.build_hasher();
-        hasher.write_u128(key);
-        hasher.finish()
+        FxBuildHasher.hash_one(key)
     }
 
-    /// Adds or replaces the token of `key`.
+    /// Adds the token of `key`, which is not in the table yet: the table of
+    /// tokens rejects two (non-special) tokens with the same bytes.
     fn insert(&mut self, key: u128, id: u32) {
-        let hash = Self::hash(key);
-        match self.0.find_mut(hash, |e| e.key == key) {
-            Some(entry) => entry.id = id,
-            None => {
-                self.0
-                    .insert_unique(hash, MidEntry { key, id }, |e| Self::hash(e.key));
-            }
-        }
+        let entry = MidEntry { key, id };
+        self.0
+            .insert_unique(Self::hash(key), entry, |e| Self::hash(e.key));
     }
 
     #[inline(always)]
