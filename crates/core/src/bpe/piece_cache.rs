@@ -104,14 +104,14 @@ impl Slot for SmallSlot {
 
     #[inline(always)]
     fn push_ids(&self, store: &[u32], out: &mut Vec<u32>) {
-        match self.ids {
-            [id, NO_ID] => out.push(id),
-            [NO_ID, at] => {
-                let at = at as usize;
-                out.extend_from_slice(&store[at + 1..at + 1 + store[at] as usize]);
-            }
-            pair => out.extend_from_slice(&pair),
+        if let [NO_ID, at] = self.ids {
+            let at = at as usize;
+            return out.extend_from_slice(&store[at + 1..at + 1 + store[at] as usize]);
         }
+        // Both places, then back over an unused second one: no branch on
+        // the number of ids.
+        out.extend_from_slice(&self.ids);
+        out.truncate(out.len() - (self.ids[1] == NO_ID) as usize);
     }
 }
 
@@ -166,12 +166,13 @@ impl Slot for MidSlot {
 
     #[inline(always)]
     fn push_ids(&self, store: &[u32], out: &mut Vec<u32>) {
-        match self.count {
-            1 => out.push(self.ids[0]),
-            2 => out.extend_from_slice(&self.ids[..2]),
-            3 => out.extend_from_slice(&self.ids),
-            _ => out.extend_from_slice(&store[self.ids[0] as usize..self.ids[1] as usize]),
+        if self.count == IN_STORE {
+            return out.extend_from_slice(&store[self.ids[0] as usize..self.ids[1] as usize]);
         }
+        // All three places, then back over the unused ones: no branch on
+        // the number of ids.
+        out.extend_from_slice(&self.ids);
+        out.truncate(out.len() - 3 + self.count as usize);
     }
 }
 
