@@ -13,7 +13,10 @@
 //! before each round, so that the vocabulary starts out of the CPU caches
 //! as in `bench/`, where the peers run between bytepair's rounds. With
 //! `BYTEPAIR_PROFILE_WARM=1`, the piece cache is kept from round to round:
-//! the rounds after the first time the scanning and the cache alone.
+//! the rounds after the first time the scanning and the cache alone. With
+//! `BYTEPAIR_PROFILE_DOCS=1`, each round encodes the text's blank-line
+//! separated parts one call each (the ids of the separators are left out),
+//! as the bench's "docs" rows do.
 
 use std::time::Instant;
 
@@ -55,6 +58,10 @@ fn main() {
         None => Vec::new(),
     };
     let warm = std::env::var_os("BYTEPAIR_PROFILE_WARM").is_some();
+    let docs: Vec<&str> = match std::env::var_os("BYTEPAIR_PROFILE_DOCS") {
+        Some(_) => text.split("\n\n").filter(|d| !d.is_empty()).collect(),
+        None => vec![&text],
+    };
     for round in 0..rounds.max(1) {
         // Every round encodes text new to the tokenizer, unless warm.
         if !warm {
@@ -65,7 +72,10 @@ fn main() {
         }
         std::hint::black_box(&evictor);
         let start = Instant::now();
-        ids = tokenizer.encode_ordinary(&text).expect("encodes");
+        ids.clear();
+        for doc in &docs {
+            ids.extend(tokenizer.encode_ordinary(doc).expect("encodes"));
+        }
         times.push(start.elapsed().as_secs_f64());
     }
     // The bench reads medians: a round that pays for something the best
@@ -76,10 +86,11 @@ fn main() {
         (h ^ id as u64).wrapping_mul(0x100_0000_01b3)
     });
     println!(
-        "{} {}: {} bytes, {} ids, checksum {checksum:016x}, best {:.4} s, {:.1} MB/s, median {:.4} s",
+        "{} {}: {} bytes in {} calls, {} ids, checksum {checksum:016x}, best {:.4} s, {:.1} MB/s, median {:.4} s",
         args[1],
         args[3],
         text.len(),
+        docs.len(),
         ids.len(),
         best,
         text.len() as f64 / best / 1e6,

@@ -65,15 +65,45 @@ pub(crate) enum Pattern {
 #[inline]
 pub(crate) fn starts(pattern: Pattern, bytes: &[u8], i: usize) -> Option<(u64, u32)> {
     let block: &[u8; 64] = bytes.get(i..i + 64)?.try_into().ok()?;
-    let mut classes = classify(block);
-    if classes.non_ascii != 0 {
-        let (upper, lower) = two_byte_letters(block);
-        classes.upper |= upper;
-        classes.lower |= lower;
-        classes.non_ascii &= !(upper | lower);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: this CPU has AVX2.
+        return Some(unsafe { starts_avx2(pattern, block) });
     }
+    let classes = classify(block);
+    let letters = match classes.non_ascii {
+        0 => (0, 0),
+        _ => two_byte_letters(block),
+    };
+    Some(starts_of_classes(pattern, block, classes, letters))
+}
+
+/// [`starts`] 32 bytes to a vector instead of 16: fewer instructions a block.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn starts_avx2(pattern: Pattern, block: &[u8; 64]) -> (u64, u32) {
+    let classes = classify_avx2(block);
+    let letters = match classes.non_ascii {
+        0 => (0, 0),
+        _ => two_byte_letters_avx2(block),
+    };
+    starts_of_classes(pattern, block, classes, letters)
+}
+
+/// The starts, given the classes of the ASCII bytes and the two-byte
+/// letters (upper, lower case) of `block`.
+#[inline(always)]
+fn starts_of_classes(
+    pattern: Pattern,
+    block: &[u8; 64],
+    mut classes: Classes,
+    (upper, lower): (u64, u64),
+) -> (u64, u32) {
+    classes.upper |= upper;
+    classes.lower |= lower;
+    classes.non_ascii &= !(upper | lower);
     classes.punctuation_leads = punctuation_leads(block, classes.non_ascii);
-    Some(starts_of(pattern, classes))
+    starts_of(pattern, classes)
 }
 
 /// The first bytes of the typographic punctuation in `block` whose three
@@ -317,6 +347,37 @@ unsafe fn two_byte_letters_sse2(block: &[u8; 64]) -> (u64, u64) {
     (upper | upper >> 1, lower | lower >> 1)
 }
 
+/// [`two_byte_letters_sse2`] 32 bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn two_byte_letters_avx2(block: &[u8; 64]) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let (mut c3, mut d0, mut d1, mut odd) = (0u64, 0u64, 0u64, 0u64);
+    let (mut second, mut below_9f, mut below_a0, mut below_b0, mut x97_b7) = (0u64, 0, 0, 0, 0);
+    for part in 0..2 {
+        // SAFETY: the 32 bytes at 32 * part are within the block.
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * part).cast()) };
+        let is = |b: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8));
+        // Signed, as in the SSE2 version.
+        let below = |b: u8| _mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), v);
+        let bits = |m: __m256i| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * part);
+        c3 |= bits(is(0xc3));
+        d0 |= bits(is(0xd0));
+        d1 |= bits(is(0xd1));
+        odd |= bits(_mm256_slli_epi16(v, 7));
+        second |= bits(below(0xc0));
+        below_9f |= bits(below(0x9f));
+        below_a0 |= bits(below(0xa0));
+        below_b0 |= bits(below(0xb0));
+        x97_b7 |= bits(_mm256_or_si256(is(0x97), is(0xb7)));
+    }
+    let (c3, d0, d1) = (c3 << 1 & second, d0 << 1 & second, d1 << 1 & second);
+    let upper = (c3 & below_9f | d0 & below_b0 | d1 & !below_a0 & !odd) & !(c3 & x97_b7);
+    let lower = (c3 & !below_9f | d0 & !below_b0 | d1 & (below_a0 | odd)) & !(c3 & x97_b7);
+    (upper | upper >> 1, lower | lower >> 1)
+}
+
 #[inline(always)]
 fn classify(block: &[u8; 64]) -> Classes {
     #[cfg(target_arch = "x86_64")]
@@ -382,12 +443,43 @@ unsafe fn classify_sse2(block: &[u8; 64]) -> Classes {
     c
 }
 
+/// [`classify_sse2`] 32 bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn classify_avx2(block: &[u8; 64]) -> Classes {
+    use std::arch::x86_64::*;
+    let mut c = Classes::default();
+    for part in 0..2 {
+        // SAFETY: the 32 bytes at 32 * part are within the block.
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * part).cast()) };
+        let is = |b: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8));
+        let within = |lo: u8, hi: u8| {
+            _mm256_and_si256(
+                _mm256_cmpgt_epi8(v, _mm256_set1_epi8(lo as i8 - 1)),
+                _mm256_cmpgt_epi8(_mm256_set1_epi8(hi as i8 + 1), v),
+            )
+        };
+        let bits = |m: __m256i| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * part);
+        c.non_ascii |= bits(v);
+        c.upper |= bits(within(b'A', b'Z'));
+        c.lower |= bits(within(b'a', b'z'));
+        c.digit |= bits(within(b'0', b'9'));
+        c.space |= bits(is(b' '));
+        c.newline |= bits(_mm256_or_si256(is(b'\n'), is(b'\r')));
+        c.other_space |= bits(_mm256_or_si256(is(b'\t'), _mm256_or_si256(is(0x0B), is(0x0C))));
+        c.apostrophe |= bits(is(b'\''));
+        c.slash |= bits(is(b'/'));
+    }
+    c
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn sse2_classes_equal_the_bytes_classes() {
+    fn vector_classes_equal_the_bytes_classes() {
         let mut rng = crate::rng::Rng::new(11);
         for round in 0..2000 {
             let mut block = [0u8; 64];
@@ -401,6 +493,12 @@ mod tests {
                 };
             }
             assert_eq!(classify(&block), classify_bytes(&block), "{block:?}");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: this CPU has AVX2.
+                let avx2 = unsafe { classify_avx2(&block) };
+                assert_eq!(avx2, classify_bytes(&block), "{block:?}");
+            }
         }
     }
 
@@ -441,6 +539,12 @@ mod tests {
                 two_byte_letters_bytes(&block),
                 "{block:?}"
             );
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: this CPU has AVX2.
+                let avx2 = unsafe { two_byte_letters_avx2(&block) };
+                assert_eq!(avx2, two_byte_letters_bytes(&block), "{block:?}");
+            }
         }
     }
 }
