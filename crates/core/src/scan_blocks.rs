@@ -21,8 +21,11 @@
 //! - punctuation starts one after a letter, a digit or a newline.
 //!
 //! Typographic punctuation (curly quotes, dashes, the ellipsis: three bytes
-//! each in UTF-8) is punctuation like the ASCII kind, found from its first
-//! byte; no piece starts inside it.
+//! each in UTF-8) and the commonest CJK punctuation are punctuation like the
+//! ASCII kind, found from their first byte; no piece starts inside them.
+//! Kana and CJK ideographs (see [`wide_chars`]) are letters without case:
+//! in o200k's words they belong to both runs, upper then lower, so an
+//! upper-case letter right after one is left to the scalar code.
 //!
 //! The characters these rules do not cover end the stretch they can be
 //! trusted for: other non-ASCII text (and the character before it), tabs
@@ -47,6 +50,8 @@ struct Classes {
     slash: u64,
     /// The first bytes of typographic punctuation (see [`punctuation_leads`]).
     punctuation_leads: u64,
+    /// Letters without case: the kana and CJK ideographs of [`wide_chars`].
+    caseless: u64,
 }
 
 /// Which builtin pattern the starts are for.
@@ -71,11 +76,15 @@ pub(crate) fn starts(pattern: Pattern, bytes: &[u8], i: usize) -> Option<(u64, u
         return Some(unsafe { starts_avx2(pattern, block) });
     }
     let classes = classify(block);
-    let letters = match classes.non_ascii {
-        0 => (0, 0),
-        _ => two_byte_letters(block),
-    };
-    Some(starts_of_classes(pattern, block, classes, letters))
+    let mut letters = (0, 0);
+    let mut wide = (0, 0);
+    if classes.non_ascii != 0 {
+        letters = two_byte_letters(block);
+        if classes.non_ascii & !(letters.0 | letters.1) != 0 {
+            wide = wide_chars(block);
+        }
+    }
+    Some(starts_of_classes(pattern, block, classes, letters, wide))
 }
 
 /// [`starts`] 32 bytes to a vector instead of 16: fewer instructions a block.
@@ -83,26 +92,34 @@ pub(crate) fn starts(pattern: Pattern, bytes: &[u8], i: usize) -> Option<(u64, u
 #[target_feature(enable = "avx2")]
 unsafe fn starts_avx2(pattern: Pattern, block: &[u8; 64]) -> (u64, u32) {
     let classes = classify_avx2(block);
-    let letters = match classes.non_ascii {
-        0 => (0, 0),
-        _ => two_byte_letters_avx2(block),
-    };
-    starts_of_classes(pattern, block, classes, letters)
+    let mut letters = (0, 0);
+    let mut wide = (0, 0);
+    if classes.non_ascii != 0 {
+        letters = two_byte_letters_avx2(block);
+        if classes.non_ascii & !(letters.0 | letters.1) != 0 {
+            wide = wide_chars_avx2(block);
+        }
+    }
+    starts_of_classes(pattern, block, classes, letters, wide)
 }
 
-/// The starts, given the classes of the ASCII bytes and the two-byte
-/// letters (upper, lower case) of `block`.
+/// The starts, given the classes of the ASCII bytes, the two-byte letters
+/// (upper, lower case) and the three-byte characters (letters, first bytes
+/// of punctuation) of `block`.
 #[inline(always)]
 fn starts_of_classes(
     pattern: Pattern,
     block: &[u8; 64],
     mut classes: Classes,
     (upper, lower): (u64, u64),
+    (caseless, wide_punctuation): (u64, u64),
 ) -> (u64, u32) {
     classes.upper |= upper;
     classes.lower |= lower;
-    classes.non_ascii &= !(upper | lower);
-    classes.punctuation_leads = punctuation_leads(block, classes.non_ascii);
+    classes.caseless = caseless;
+    let wide_punctuation_bytes = wide_punctuation | wide_punctuation << 1 | wide_punctuation << 2;
+    classes.non_ascii &= !(upper | lower | caseless | wide_punctuation_bytes);
+    classes.punctuation_leads = punctuation_leads(block, classes.non_ascii) | wide_punctuation;
     starts_of(pattern, classes)
 }
 
@@ -136,7 +153,7 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
     let leads = c.punctuation_leads;
     let inside_punctuation = before(leads) | before(before(leads));
     let unknown = c.non_ascii & !(leads | inside_punctuation);
-    let letter = c.upper | c.lower;
+    let letter = c.upper | c.lower | c.caseless;
     let whitespace = c.space | c.newline | c.other_space;
     // All three bytes of typographic punctuation count as punctuation.
     let other = !(unknown | letter | c.digit | whitespace);
@@ -153,6 +170,13 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
         Pattern::O200k => c.slash & before(c.newline),
         _ => 0,
     };
+    // o200k: a caseless letter is in both of its word's runs (upper, then
+    // lower), so whether an upper-case letter after one starts a piece
+    // depends on what follows that letter's run.
+    let upper_after_caseless = match pattern {
+        Pattern::O200k => c.upper & before(c.caseless),
+        _ => 0,
+    };
     let (space_starts, undecided_spaces) = match c.space & whitespace >> 1 {
         // No space before whitespace (most prose): each space starts a piece.
         0 => (c.space, 0),
@@ -164,6 +188,7 @@ fn starts_of(pattern: Pattern, c: Classes) -> (u64, u32) {
         | undecided_spaces
         | contraction
         | slash_in_tail
+        | upper_after_caseless
         | 1 << 63;
     let limit = untrusted.trailing_zeros();
 
@@ -347,6 +372,103 @@ unsafe fn two_byte_letters_sse2(block: &[u8; 64]) -> (u64, u64) {
     (upper | upper >> 1, lower | lower >> 1)
 }
 
+/// The three-byte characters of `block` (whose three bytes are all in it)
+/// that the rules know: letters without case (`\p{Lo}`, and the `\p{Lm}`
+/// prolonged sound mark ー) of Hiragana, Katakana and the CJK ideographs
+/// (U+3041–U+3096, U+30A1–U+30FA, U+30FC, U+4000–U+4DBF, U+4E00–U+9FFF),
+/// all three bytes of each; and the first bytes of the commonest CJK
+/// punctuation (、。「」『』【】 and the full-width ！（），：；？, all
+/// `[^\s\p{L}\p{N}]`). Tests check each against the regex engine's classes.
+#[inline(always)]
+fn wide_chars(block: &[u8; 64]) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of every x86_64 CPU.
+        unsafe { wide_chars_sse2(block) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        wide_chars_bytes(block)
+    }
+}
+
+/// [`wide_chars`] from the masks of the bytes equal to a value (`eq`) and
+/// below one (`below`, in signed order: 0x80..=0xFF before ASCII).
+#[inline(always)]
+fn wide_chars_of(eq: impl Fn(u8) -> u64, below: impl Fn(u8) -> u64) -> (u64, u64) {
+    // Bit k of `second(x)` / `third(x)`: x at k + 1 / k + 2.
+    let (second, third) = (|x: u64| x >> 1, |x: u64| x >> 2);
+    let continuation = below(0xc0);
+    let between = |lo: u8, hi: u8| continuation & !below(lo) & below(hi + 1);
+    let e3 = eq(0xe3);
+    let kana = e3
+        & (second(eq(0x81)) & third(between(0x81, 0xbf))
+            | second(eq(0x82)) & third(between(0x80, 0x96) | between(0xa1, 0xbf))
+            | second(eq(0x83)) & third(between(0x80, 0xba) | eq(0xbc)));
+    // U+4DC0..U+4DFF (E4 B7 xx) are the Yijing hexagrams, symbols.
+    let ideographs = (eq(0xe4) & second(continuation & !eq(0xb7))
+        | !below(0xe5) & below(0xea) & second(continuation))
+        & third(continuation);
+    let punctuation = e3 & second(eq(0x80)) & third(eq(0x81) | eq(0x82) | between(0x8c, 0x91))
+        | eq(0xef)
+            & second(eq(0xbc))
+            & third(eq(0x81) | eq(0x88) | eq(0x89) | eq(0x8c) | eq(0x9a) | eq(0x9b) | eq(0x9f));
+    let letters = kana | ideographs;
+    (letters | letters << 1 | letters << 2, punctuation)
+}
+
+/// One byte at a time: the definition's masks, for other targets and the tests.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn wide_chars_bytes(block: &[u8; 64]) -> (u64, u64) {
+    let mask =
+        |hit: &dyn Fn(u8) -> bool| (0..64).fold(0u64, |m, k| m | (hit(block[k]) as u64) << k);
+    wide_chars_of(|b| mask(&|x| x == b), |b| mask(&|x| (x as i8) < (b as i8)))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn wide_chars_sse2(block: &[u8; 64]) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    // SAFETY: the 16 bytes at 16 * part are within the block.
+    let parts =
+        [0, 1, 2, 3].map(|part| unsafe { _mm_loadu_si128(block.as_ptr().add(16 * part).cast()) });
+    let bits = |m: __m128i, part: usize| (_mm_movemask_epi8(m) as u32 as u64) << (16 * part);
+    wide_chars_of(
+        |b| {
+            (0..4).fold(0, |m, k| {
+                m | bits(_mm_cmpeq_epi8(parts[k], _mm_set1_epi8(b as i8)), k)
+            })
+        },
+        |b| {
+            (0..4).fold(0, |m, k| {
+                m | bits(_mm_cmplt_epi8(parts[k], _mm_set1_epi8(b as i8)), k)
+            })
+        },
+    )
+}
+
+/// [`wide_chars_sse2`] 32 bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn wide_chars_avx2(block: &[u8; 64]) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    // SAFETY: the 32 bytes at 32 * part are within the block.
+    let parts =
+        [0, 1].map(|part| unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * part).cast()) });
+    let bits = |m: __m256i, part: usize| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * part);
+    wide_chars_of(
+        |b| {
+            bits(_mm256_cmpeq_epi8(parts[0], _mm256_set1_epi8(b as i8)), 0)
+                | bits(_mm256_cmpeq_epi8(parts[1], _mm256_set1_epi8(b as i8)), 1)
+        },
+        |b| {
+            bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), parts[0]), 0)
+                | bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), parts[1]), 1)
+        },
+    )
+}
+
 /// [`two_byte_letters_sse2`] 32 bytes at a time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
@@ -467,7 +589,10 @@ fn classify_avx2(block: &[u8; 64]) -> Classes {
         c.digit |= bits(within(b'0', b'9'));
         c.space |= bits(is(b' '));
         c.newline |= bits(_mm256_or_si256(is(b'\n'), is(b'\r')));
-        c.other_space |= bits(_mm256_or_si256(is(b'\t'), _mm256_or_si256(is(0x0B), is(0x0C))));
+        c.other_space |= bits(_mm256_or_si256(
+            is(b'\t'),
+            _mm256_or_si256(is(0x0B), is(0x0C)),
+        ));
         c.apostrophe |= bits(is(b'\''));
         c.slash |= bits(is(b'/'));
     }
@@ -544,6 +669,58 @@ mod tests {
                 // SAFETY: this CPU has AVX2.
                 let avx2 = unsafe { two_byte_letters_avx2(&block) };
                 assert_eq!(avx2, two_byte_letters_bytes(&block), "{block:?}");
+            }
+        }
+    }
+    #[test]
+    fn wide_chars_are_caseless_letters_and_punctuation() {
+        let caseless = fancy_regex::Regex::new(r"^[\p{Lo}\p{Lm}]$").unwrap();
+        let punctuation = fancy_regex::Regex::new(r"^[^\s\p{L}\p{N}]$").unwrap();
+        let (mut letters, mut marks) = (0, 0);
+        for c in (0x800..0x10000).filter_map(char::from_u32) {
+            let mut block = [b' '; 64];
+            c.encode_utf8(&mut block[5..]);
+            let (letter, lead) = wide_chars_bytes(&block);
+            let text = c.to_string();
+            if letter != 0 {
+                assert_eq!(letter, 0b111 << 5, "{c:?}");
+                assert!(caseless.is_match(&text).unwrap(), "{c:?}");
+                letters += 1;
+            }
+            if lead != 0 {
+                assert_eq!(lead, 1 << 5, "{c:?}");
+                assert!(punctuation.is_match(&text).unwrap(), "{c:?}");
+                marks += 1;
+            }
+            // Cut by the block's end: unknown.
+            let mut block = [b' '; 64];
+            block[62..].copy_from_slice(&text.as_bytes()[..2]);
+            assert_eq!(wide_chars_bytes(&block), (0, 0), "{c:?}");
+        }
+        // The ranges of the docs: kana, ー, CJK extension A and the unified ideographs.
+        assert_eq!(letters, 86 + 90 + 1 + 3520 + 20992);
+        assert_eq!(marks, 15);
+    }
+
+    #[test]
+    fn vector_wide_chars_equal_the_bytes_ones() {
+        const EDGES: &[u8] = b"a \x80\x81\x82\x83\x88\x89\x8b\x8c\x91\x92\x96\x97\x9a\x9b\x9f\xa0\xa1\xb6\xb7\xb8\xba\xbb\xbc\xbd\xbf\xc0\xe3\xe4\xe5\xe9\xea\xef";
+        let mut rng = crate::rng::Rng::new(5);
+        for round in 0..4000 {
+            let mut block = [0u8; 64];
+            for b in block.iter_mut() {
+                let r = rng.next_u64();
+                *b = match round % 2 {
+                    0 => EDGES[(r % EDGES.len() as u64) as usize],
+                    _ => r as u8,
+                };
+            }
+            let want = wide_chars_bytes(&block);
+            assert_eq!(wide_chars(&block), want, "{block:?}");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: this CPU has AVX2.
+                assert_eq!(unsafe { wide_chars_avx2(&block) }, want, "{block:?}");
             }
         }
     }
