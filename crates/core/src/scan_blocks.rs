@@ -75,6 +75,39 @@ pub(crate) fn starts(pattern: Pattern, bytes: &[u8], i: usize) -> Option<(u64, u
         // SAFETY: this CPU has AVX2.
         return Some(unsafe { starts_avx2(pattern, block) });
     }
+    Some(starts_with(
+        pattern,
+        block,
+        classify,
+        two_byte_letters,
+        wide_chars,
+    ))
+}
+
+/// [`starts`] 32 bytes to a vector instead of 16: fewer instructions a block.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn starts_avx2(pattern: Pattern, block: &[u8; 64]) -> (u64, u32) {
+    starts_with(
+        pattern,
+        block,
+        |b| classify_avx2(b),
+        |b| two_byte_letters_avx2(b),
+        |b| wide_chars_avx2(b),
+    )
+}
+
+/// [`starts`] with the given classifiers: the two-byte letters are looked
+/// for only in a block with non-ASCII bytes, the three-byte characters
+/// only where some are left.
+#[inline(always)]
+fn starts_with(
+    pattern: Pattern,
+    block: &[u8; 64],
+    classify: impl Fn(&[u8; 64]) -> Classes,
+    two_byte_letters: impl Fn(&[u8; 64]) -> (u64, u64),
+    wide_chars: impl Fn(&[u8; 64]) -> (u64, u64),
+) -> (u64, u32) {
     let classes = classify(block);
     let mut letters = (0, 0);
     let mut wide = (0, 0);
@@ -82,22 +115,6 @@ pub(crate) fn starts(pattern: Pattern, bytes: &[u8], i: usize) -> Option<(u64, u
         letters = two_byte_letters(block);
         if classes.non_ascii & !(letters.0 | letters.1) != 0 {
             wide = wide_chars(block);
-        }
-    }
-    Some(starts_of_classes(pattern, block, classes, letters, wide))
-}
-
-/// [`starts`] 32 bytes to a vector instead of 16: fewer instructions a block.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn starts_avx2(pattern: Pattern, block: &[u8; 64]) -> (u64, u32) {
-    let classes = classify_avx2(block);
-    let mut letters = (0, 0);
-    let mut wide = (0, 0);
-    if classes.non_ascii != 0 {
-        letters = two_byte_letters_avx2(block);
-        if classes.non_ascii & !(letters.0 | letters.1) != 0 {
-            wide = wide_chars_avx2(block);
         }
     }
     starts_of_classes(pattern, block, classes, letters, wide)
@@ -346,27 +363,40 @@ fn two_byte_letters_bytes(block: &[u8; 64]) -> (u64, u64) {
 #[inline(always)]
 unsafe fn two_byte_letters_sse2(block: &[u8; 64]) -> (u64, u64) {
     use std::arch::x86_64::*;
-    let (mut c3, mut d0, mut d1, mut odd) = (0u64, 0u64, 0u64, 0u64);
-    let (mut second, mut below_9f, mut below_a0, mut below_b0, mut x97_b7) = (0u64, 0, 0, 0, 0);
-    for part in 0..4 {
-        let v = _mm_loadu_si128(block.as_ptr().add(16 * part).cast());
-        let is = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+    // SAFETY: the 16 bytes at 16 * part are within the block.
+    let parts =
+        [0, 1, 2, 3].map(|part| unsafe { _mm_loadu_si128(block.as_ptr().add(16 * part).cast()) });
+    let bits = |m: __m128i, part: usize| (_mm_movemask_epi8(m) as u32 as u64) << (16 * part);
+    two_byte_letters_of(
+        |b| {
+            (0..4).fold(0, |m, k| {
+                m | bits(_mm_cmpeq_epi8(parts[k], _mm_set1_epi8(b as i8)), k)
+            })
+        },
         // Signed: 0x80..=0xBF are the lowest values, so "below" needs no lower bound.
-        let below = |b: u8| _mm_cmplt_epi8(v, _mm_set1_epi8(b as i8));
-        let bits = |m: __m128i| (_mm_movemask_epi8(m) as u32 as u64) << (16 * part);
-        c3 |= bits(is(0xc3));
-        d0 |= bits(is(0xd0));
-        d1 |= bits(is(0xd1));
+        |b| {
+            (0..4).fold(0, |m, k| {
+                m | bits(_mm_cmplt_epi8(parts[k], _mm_set1_epi8(b as i8)), k)
+            })
+        },
         // Each byte's lowest bit moved to its top bit.
-        odd |= bits(_mm_slli_epi16(v, 7));
-        second |= bits(below(0xc0));
-        below_9f |= bits(below(0x9f));
-        below_a0 |= bits(below(0xa0));
-        below_b0 |= bits(below(0xb0));
-        x97_b7 |= bits(_mm_or_si128(is(0x97), is(0xb7)));
-    }
+        (0..4).fold(0, |m, k| m | bits(_mm_slli_epi16(parts[k], 7), k)),
+    )
+}
+
+/// [`two_byte_letters`] from the masks of the bytes equal to a value
+/// (`eq`), below one (`below`, in signed order) and odd (`odd`).
+#[inline(always)]
+fn two_byte_letters_of(eq: impl Fn(u8) -> u64, below: impl Fn(u8) -> u64, odd: u64) -> (u64, u64) {
+    let second = below(0xc0);
+    let (below_9f, below_a0, below_b0) = (below(0x9f), below(0xa0), below(0xb0));
+    let x97_b7 = eq(0x97) | eq(0xb7);
     // The second bytes of each lead.
-    let (c3, d0, d1) = (c3 << 1 & second, d0 << 1 & second, d1 << 1 & second);
+    let (c3, d0, d1) = (
+        eq(0xc3) << 1 & second,
+        eq(0xd0) << 1 & second,
+        eq(0xd1) << 1 & second,
+    );
     let upper = (c3 & below_9f | d0 & below_b0 | d1 & !below_a0 & !odd) & !(c3 & x97_b7);
     let lower = (c3 & !below_9f | d0 & !below_b0 | d1 & (below_a0 | odd)) & !(c3 & x97_b7);
     (upper | upper >> 1, lower | lower >> 1)
@@ -475,29 +505,21 @@ fn wide_chars_avx2(block: &[u8; 64]) -> (u64, u64) {
 #[inline]
 fn two_byte_letters_avx2(block: &[u8; 64]) -> (u64, u64) {
     use std::arch::x86_64::*;
-    let (mut c3, mut d0, mut d1, mut odd) = (0u64, 0u64, 0u64, 0u64);
-    let (mut second, mut below_9f, mut below_a0, mut below_b0, mut x97_b7) = (0u64, 0, 0, 0, 0);
-    for part in 0..2 {
-        // SAFETY: the 32 bytes at 32 * part are within the block.
-        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * part).cast()) };
-        let is = |b: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8));
-        // Signed, as in the SSE2 version.
-        let below = |b: u8| _mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), v);
-        let bits = |m: __m256i| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * part);
-        c3 |= bits(is(0xc3));
-        d0 |= bits(is(0xd0));
-        d1 |= bits(is(0xd1));
-        odd |= bits(_mm256_slli_epi16(v, 7));
-        second |= bits(below(0xc0));
-        below_9f |= bits(below(0x9f));
-        below_a0 |= bits(below(0xa0));
-        below_b0 |= bits(below(0xb0));
-        x97_b7 |= bits(_mm256_or_si256(is(0x97), is(0xb7)));
-    }
-    let (c3, d0, d1) = (c3 << 1 & second, d0 << 1 & second, d1 << 1 & second);
-    let upper = (c3 & below_9f | d0 & below_b0 | d1 & !below_a0 & !odd) & !(c3 & x97_b7);
-    let lower = (c3 & !below_9f | d0 & !below_b0 | d1 & (below_a0 | odd)) & !(c3 & x97_b7);
-    (upper | upper >> 1, lower | lower >> 1)
+    // SAFETY: the 32 bytes at 32 * part are within the block.
+    let parts =
+        [0, 1].map(|part| unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * part).cast()) });
+    let bits = |m: __m256i, part: usize| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * part);
+    two_byte_letters_of(
+        |b| {
+            bits(_mm256_cmpeq_epi8(parts[0], _mm256_set1_epi8(b as i8)), 0)
+                | bits(_mm256_cmpeq_epi8(parts[1], _mm256_set1_epi8(b as i8)), 1)
+        },
+        |b| {
+            bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), parts[0]), 0)
+                | bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), parts[1]), 1)
+        },
+        bits(_mm256_slli_epi16(parts[0], 7), 0) | bits(_mm256_slli_epi16(parts[1], 7), 1),
+    )
 }
 
 #[inline(always)]
@@ -672,6 +694,7 @@ mod tests {
             }
         }
     }
+
     #[test]
     fn wide_chars_are_caseless_letters_and_punctuation() {
         let caseless = fancy_regex::Regex::new(r"^[\p{Lo}\p{Lm}]$").unwrap();
