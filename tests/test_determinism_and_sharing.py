@@ -195,3 +195,19 @@ def test_large_batches_equal_text_by_text_encoding():
     ids, offsets = tok.encode_batch_to_numpy(texts, allowed_special="all")
     assert offsets.tolist() == [0, *itertools.accumulate(map(len, with_specials))]
     assert ids.tolist() == [i for one in with_specials for i in one]
+
+
+def test_calls_in_turn_on_one_thread_give_the_ids_of_a_batch():
+    # The list and numpy calls of one thread reuse one buffer for the ids: a
+    # long text after short ones, a short one after it, specials or none,
+    # and BPE-dropout (which hands back a buffer of its own) in between.
+    tok = bytepair.train([TEXT], 400, special_tokens=["<|end|>"], progress=False)
+    texts = [TEXT * 40, "a", TEXT[:7] + "<|end|>" + TEXT[:30], "", TEXT, "x" * 5000]
+    want = tok.encode_batch(texts, allowed_special="all")
+    for _ in range(2):
+        for text, ids in reversed(list(zip(texts, want))):
+            assert tok.encode(text, allowed_special="all") == ids
+            assert tok.encode_to_numpy(text, allowed_special="all").tolist() == ids
+            if "<|end|>" not in text:
+                assert tok.encode_ordinary(text) == ids
+            tok.encode(text, allowed_special="all", dropout=0.5, seed=1)
