@@ -334,8 +334,7 @@ fn two_byte_letter_is_upper(lead: u8, second: u8) -> Option<bool> {
 fn two_byte_letters(block: &[u8; 64]) -> (u64, u64) {
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: SSE2 is part of every x86_64 CPU.
-        unsafe { two_byte_letters_sse2(block) }
+        two_byte_letters_sse2(block)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -361,33 +360,74 @@ fn two_byte_letters_bytes(block: &[u8; 64]) -> (u64, u64) {
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn two_byte_letters_sse2(block: &[u8; 64]) -> (u64, u64) {
+fn two_byte_letters_sse2(block: &[u8; 64]) -> (u64, u64) {
+    let (eq, below, odd) = masks_sse2(block);
+    two_byte_letters_of(eq, below, odd)
+}
+
+/// The masks of the bytes of `block` equal to a value and below one (in
+/// signed order: 0x80..=0xFF before ASCII), and of the odd bytes, from
+/// SSE2 compares, 16 bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn masks_sse2(block: &[u8; 64]) -> (impl Fn(u8) -> u64, impl Fn(u8) -> u64, u64) {
     use std::arch::x86_64::*;
-    // SAFETY: the 16 bytes at 16 * part are within the block.
+    // SAFETY: SSE2 is part of every x86_64 CPU, and the 16 bytes at
+    // 16 * part are within the block.
     let parts =
         [0, 1, 2, 3].map(|part| unsafe { _mm_loadu_si128(block.as_ptr().add(16 * part).cast()) });
-    let bits = |m: __m128i, part: usize| (_mm_movemask_epi8(m) as u32 as u64) << (16 * part);
-    two_byte_letters_of(
-        |b| {
-            (0..4).fold(0, |m, k| {
-                m | bits(_mm_cmpeq_epi8(parts[k], _mm_set1_epi8(b as i8)), k)
-            })
-        },
-        // Signed: 0x80..=0xBF are the lowest values, so "below" needs no lower bound.
-        |b| {
-            (0..4).fold(0, |m, k| {
-                m | bits(_mm_cmplt_epi8(parts[k], _mm_set1_epi8(b as i8)), k)
-            })
-        },
-        // Each byte's lowest bit moved to its top bit.
-        (0..4).fold(0, |m, k| m | bits(_mm_slli_epi16(parts[k], 7), k)),
-    )
+    let bits =
+        |m: __m128i, part: usize| (unsafe { _mm_movemask_epi8(m) } as u32 as u64) << (16 * part);
+    let eq = move |b: u8| {
+        (0..4).fold(0, |m, k| {
+            m | bits(
+                unsafe { _mm_cmpeq_epi8(parts[k], _mm_set1_epi8(b as i8)) },
+                k,
+            )
+        })
+    };
+    let below = move |b: u8| {
+        (0..4).fold(0, |m, k| {
+            m | bits(
+                unsafe { _mm_cmplt_epi8(parts[k], _mm_set1_epi8(b as i8)) },
+                k,
+            )
+        })
+    };
+    // Each byte's lowest bit moved to its top bit.
+    let odd = (0..4).fold(0, |m, k| {
+        m | bits(unsafe { _mm_slli_epi16(parts[k], 7) }, k)
+    });
+    (eq, below, odd)
+}
+
+/// [`masks_sse2`] from AVX2 compares, 32 bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn masks_avx2(block: &[u8; 64]) -> (impl Fn(u8) -> u64, impl Fn(u8) -> u64, u64) {
+    use std::arch::x86_64::*;
+    // SAFETY: the 32 bytes at 32 * part are within the block.
+    let parts =
+        [0, 1].map(|part| unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * part).cast()) });
+    let bits = |m: __m256i, part: usize| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * part);
+    let eq = move |b: u8| {
+        bits(_mm256_cmpeq_epi8(parts[0], _mm256_set1_epi8(b as i8)), 0)
+            | bits(_mm256_cmpeq_epi8(parts[1], _mm256_set1_epi8(b as i8)), 1)
+    };
+    let below = move |b: u8| {
+        bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), parts[0]), 0)
+            | bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), parts[1]), 1)
+    };
+    let odd = bits(_mm256_slli_epi16(parts[0], 7), 0) | bits(_mm256_slli_epi16(parts[1], 7), 1);
+    (eq, below, odd)
 }
 
 /// [`two_byte_letters`] from the masks of the bytes equal to a value
 /// (`eq`), below one (`below`, in signed order) and odd (`odd`).
 #[inline(always)]
 fn two_byte_letters_of(eq: impl Fn(u8) -> u64, below: impl Fn(u8) -> u64, odd: u64) -> (u64, u64) {
+    // Signed: 0x80..=0xBF are the lowest values, so "below" needs no lower bound.
     let second = below(0xc0);
     let (below_9f, below_a0, below_b0) = (below(0x9f), below(0xa0), below(0xb0));
     let x97_b7 = eq(0x97) | eq(0xb7);
@@ -413,8 +453,7 @@ fn two_byte_letters_of(eq: impl Fn(u8) -> u64, below: impl Fn(u8) -> u64, odd: u
 fn wide_chars(block: &[u8; 64]) -> (u64, u64) {
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: SSE2 is part of every x86_64 CPU.
-        unsafe { wide_chars_sse2(block) }
+        wide_chars_sse2(block)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -457,24 +496,9 @@ fn wide_chars_bytes(block: &[u8; 64]) -> (u64, u64) {
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn wide_chars_sse2(block: &[u8; 64]) -> (u64, u64) {
-    use std::arch::x86_64::*;
-    // SAFETY: the 16 bytes at 16 * part are within the block.
-    let parts =
-        [0, 1, 2, 3].map(|part| unsafe { _mm_loadu_si128(block.as_ptr().add(16 * part).cast()) });
-    let bits = |m: __m128i, part: usize| (_mm_movemask_epi8(m) as u32 as u64) << (16 * part);
-    wide_chars_of(
-        |b| {
-            (0..4).fold(0, |m, k| {
-                m | bits(_mm_cmpeq_epi8(parts[k], _mm_set1_epi8(b as i8)), k)
-            })
-        },
-        |b| {
-            (0..4).fold(0, |m, k| {
-                m | bits(_mm_cmplt_epi8(parts[k], _mm_set1_epi8(b as i8)), k)
-            })
-        },
-    )
+fn wide_chars_sse2(block: &[u8; 64]) -> (u64, u64) {
+    let (eq, below, _) = masks_sse2(block);
+    wide_chars_of(eq, below)
 }
 
 /// [`wide_chars_sse2`] 32 bytes at a time.
@@ -482,21 +506,8 @@ unsafe fn wide_chars_sse2(block: &[u8; 64]) -> (u64, u64) {
 #[target_feature(enable = "avx2")]
 #[inline]
 fn wide_chars_avx2(block: &[u8; 64]) -> (u64, u64) {
-    use std::arch::x86_64::*;
-    // SAFETY: the 32 bytes at 32 * part are within the block.
-    let parts =
-        [0, 1].map(|part| unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * part).cast()) });
-    let bits = |m: __m256i, part: usize| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * part);
-    wide_chars_of(
-        |b| {
-            bits(_mm256_cmpeq_epi8(parts[0], _mm256_set1_epi8(b as i8)), 0)
-                | bits(_mm256_cmpeq_epi8(parts[1], _mm256_set1_epi8(b as i8)), 1)
-        },
-        |b| {
-            bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), parts[0]), 0)
-                | bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), parts[1]), 1)
-        },
-    )
+    let (eq, below, _) = masks_avx2(block);
+    wide_chars_of(eq, below)
 }
 
 /// [`two_byte_letters_sse2`] 32 bytes at a time.
@@ -504,22 +515,8 @@ fn wide_chars_avx2(block: &[u8; 64]) -> (u64, u64) {
 #[target_feature(enable = "avx2")]
 #[inline]
 fn two_byte_letters_avx2(block: &[u8; 64]) -> (u64, u64) {
-    use std::arch::x86_64::*;
-    // SAFETY: the 32 bytes at 32 * part are within the block.
-    let parts =
-        [0, 1].map(|part| unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * part).cast()) });
-    let bits = |m: __m256i, part: usize| (_mm256_movemask_epi8(m) as u32 as u64) << (32 * part);
-    two_byte_letters_of(
-        |b| {
-            bits(_mm256_cmpeq_epi8(parts[0], _mm256_set1_epi8(b as i8)), 0)
-                | bits(_mm256_cmpeq_epi8(parts[1], _mm256_set1_epi8(b as i8)), 1)
-        },
-        |b| {
-            bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), parts[0]), 0)
-                | bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(b as i8), parts[1]), 1)
-        },
-        bits(_mm256_slli_epi16(parts[0], 7), 0) | bits(_mm256_slli_epi16(parts[1], 7), 1),
-    )
+    let (eq, below, odd) = masks_avx2(block);
+    two_byte_letters_of(eq, below, odd)
 }
 
 #[inline(always)]
