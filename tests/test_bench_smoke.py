@@ -178,8 +178,8 @@ def _bench_modules(*names):
 def test_targets_with_a_missing_comparison_are_not_measured():
     """A group whose comparison is missing (a peer absent, failed or unchecked) makes a
     target not measured, never met; a measured shortfall still makes it NOT met."""
-    bench_harness, bench_encode, bench_train = _bench_modules(
-        "bench_harness", "bench_encode", "bench_train"
+    bench_harness, bench_checks, bench_encode, bench_train = _bench_modules(
+        "bench_harness", "bench_checks", "bench_encode", "bench_train"
     )
 
     def row(tool, seconds, peer=True, status="ok", checked=True):
@@ -203,8 +203,8 @@ def test_targets_with_a_missing_comparison_are_not_measured():
     # A peer whose ids were not checked is never the fastest peer.
     unchecked = [row("bytepair", 1, False), row("bytepair (numpy)", 1, False)]
     unchecked += [row("tiktoken", 6), row("tokie", 0.5, checked=False)]
-    assert bench_encode.fastest_peer(unchecked, unchecked[0]).tool == "tiktoken"
-    assert "1 not checked" in bench_encode.ids_line(
+    assert bench_checks.fastest_peer(unchecked, unchecked[0]).tool == "tiktoken"
+    assert "1 not checked" in bench_checks.ids_line(
         "encode", [[row("bytepair", 1, False, checked=False)]]
     )
 
@@ -252,10 +252,10 @@ def test_ratios_are_taken_round_by_round():
 
 
 def test_the_tables_and_the_fastest_peer_use_the_round_by_round_ratio():
-    """bench_encode's ratio() is the paired ratio, the fastest peer is the one a row is the
+    """bench_checks' ratio() is the paired ratio, the fastest peer is the one a row is the
     fewest times faster than by it, and the unigram suite's encoders take turns."""
-    bench_harness, bench_encode, bench_unigram = _bench_modules(
-        "bench_harness", "bench_encode", "bench_unigram"
+    bench_harness, bench_checks, bench_unigram = _bench_modules(
+        "bench_harness", "bench_checks", "bench_unigram"
     )
 
     def row(tool, times, peer=True):
@@ -267,10 +267,10 @@ def test_the_tables_and_the_fastest_peer_use_the_round_by_round_ratio():
     # tokie's median is the lower, but round by round bytepair is ahead of it by more.
     tokie = row("tokie", [0.15, 0.15, 0.15, 0.40, 0.40])
     kitoken = row("kitoken", [0.20, 0.20, 0.20, 0.20, 0.20])
-    assert bench_encode.ratio(kitoken, ours) == pytest.approx(1.25)
-    assert bench_encode.ratio(tokie, ours) == pytest.approx(1.5)
-    assert bench_encode.fastest_peer([ours, tokie, kitoken], ours) is kitoken
-    assert bench_encode.fastest_peer([ours, tokie, kitoken]) is tokie  # by median, no row
+    assert bench_checks.ratio(kitoken, ours) == pytest.approx(1.25)
+    assert bench_checks.ratio(tokie, ours) == pytest.approx(1.5)
+    assert bench_checks.fastest_peer([ours, tokie, kitoken], ours) is kitoken
+    assert bench_checks.fastest_peer([ours, tokie, kitoken]) is tokie  # by median, no row
 
     calls = []
     times = bench_unigram.encode_seconds(
