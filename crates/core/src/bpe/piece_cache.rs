@@ -461,15 +461,18 @@ impl PieceCache {
         if cut.is_none() && self.remembered.long.push_known(piece, out) {
             return;
         }
-        let before = out.len();
-        match vocab.whole_piece(piece) {
-            Some(id) => out.push(id),
-            None => self.encode_no_token(vocab, piece, cut, out),
-        }
-        // Remembered only where it is looked for (not in the cache).
-        if cut.is_none() {
-            self.remembered.long.remember(piece, &out[before..]);
-        }
+        let Some(cut) = cut else {
+            let before = out.len();
+            match vocab.whole_piece(piece) {
+                Some(id) => out.push(id),
+                None => encode_skipping_rank(vocab, piece, u32::MAX, out),
+            }
+            // Remembered only where it is looked for (not in the cache).
+            return self.remembered.long.remember(piece, &out[before..]);
+        };
+        // A token that is the whole piece would cross `cut`: there is none
+        // to look up.
+        self.encode_parts(vocab, piece, cut, out)
     }
 
     /// Appends the ids of `piece` if they are known (always for a byte).
