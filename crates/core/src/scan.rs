@@ -12,6 +12,7 @@
 use std::sync::OnceLock;
 
 use regex_syntax::hir::{Class, HirKind};
+use rustc_hash::FxHashMap;
 
 use crate::scan_blocks::{self, Pattern};
 
@@ -65,7 +66,9 @@ fn classes() -> &'static Classes {
         }
         let mut block_of = Vec::with_capacity(flags.len() / BLOCK);
         let mut blocks: Vec<[u16; BLOCK]> = Vec::new();
-        let mut seen = std::collections::HashMap::new();
+        // Fx, not SipHash: hashing the 4,352 blocks was most of this table's
+        // cost, paid by the first call that meets a non-ASCII character.
+        let mut seen = FxHashMap::default();
         for chunk in flags.chunks(BLOCK) {
             let block: [u16; BLOCK] = chunk.try_into().expect("whole blocks");
             let index = *seen.entry(block).or_insert_with(|| {
