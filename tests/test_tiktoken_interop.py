@@ -887,3 +887,28 @@ def test_a_foreign_pat_str_warns_that_tiktoken_drops_unmatched_text(tiktoken_dir
     )
     for text in ("hello world", "  a\tb\n\n c!! ", "naïve 👍🏽 x"):
         assert ours.encode(text) == theirs.encode(text)
+
+
+def test_a_sidecar_whose_pat_str_is_not_its_pretokenizers_is_refused(tiktoken_dir, tmp_path):
+    """tiktoken reads the sidecar's pat_str, bytepair its pretokenizer: a file
+    where they disagree would give the two libraries other pieces."""
+    tok = bytepair.load_tiktoken(tiktoken_dir / "r50k_base.tiktoken")
+    path = tmp_path / "my.tiktoken"
+    _, sidecar = bytepair.save_tiktoken(tok, path)
+    assert bytepair.load(path).encode("HELLO world's 123456") == tok.encode("HELLO world's 123456")
+    document = json.loads(sidecar.read_text(encoding="utf-8"))
+    document["pat_str"] = resolve("cl100k").pattern
+    sidecar.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(FormatError, match=r"\(pat_str\).*not the pattern of the file's"):
+        bytepair.load(path)
+
+
+def test_export_of_a_sentencepiece_tokenizer_is_a_type_error(shared_data, tmp_path):
+    unigram = bytepair.load(shared_data / "models" / "sentencepiece" / "sp_test_model.model")
+    for export in (
+        lambda: bytepair.to_tiktoken(unigram),
+        lambda: bytepair.save_tiktoken(unigram, tmp_path / "u.tiktoken"),
+    ):
+        with pytest.raises(TypeError, match="needs a byte-level BPE Tokenizer or BPEModel"):
+            export()
+    assert not list(tmp_path.iterdir())

@@ -285,6 +285,16 @@ def read_sidecar(path: PathLike) -> tuple[Pretokenizer, dict[str, int], Optional
     ):
         raise FormatError(path, "'special_tokens' must map text to integer ids", "special_tokens")
     pretokenizer = _sidecar_pretokenizer(path, document)
+    pat_str = document.get("pat_str")
+    if "pretokenizer" in document and pat_str is not None:
+        # tiktoken reads pat_str and bytepair the pre-tokenizer: they must agree.
+        if pat_str != tiktoken_pattern(pretokenizer)[0]:
+            raise FormatError(
+                path,
+                "'pat_str' is not the pattern of the file's 'pretokenizer', so tiktoken would "
+                "cut the text into other pieces than bytepair",
+                "pat_str",
+            )
     n_vocab = document.get("n_vocab")
     if n_vocab is not None and (not isinstance(n_vocab, int) or isinstance(n_vocab, bool)):
         raise FormatError(path, f"'n_vocab' is {n_vocab!r}, not an integer", "n_vocab")
@@ -687,7 +697,16 @@ def tiktoken_pattern(pretokenizer: Pretokenizer) -> tuple[str, Optional[str]]:
 
 
 def _model_of(tokenizer: Union[Tokenizer, BPEModel]) -> BPEModel:
-    return tokenizer if isinstance(tokenizer, BPEModel) else tokenizer.model
+    from ..tokenizer import Tokenizer
+
+    if isinstance(tokenizer, BPEModel):
+        return tokenizer
+    if isinstance(tokenizer, Tokenizer):
+        return tokenizer.model
+    raise TypeError(
+        "a tiktoken export needs a byte-level BPE Tokenizer or BPEModel, "
+        f"not {type(tokenizer).__name__}"
+    )
 
 
 def encoding_args(
