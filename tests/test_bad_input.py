@@ -83,6 +83,22 @@ def test_non_str_text_is_a_type_error(tokenizer):
         tokenizer.encode(b"abc")
 
 
+def test_one_text_given_as_a_batch_is_a_type_error(tokenizer, shared_data):
+    """list() of a str is its characters: a batch of one-character texts."""
+    unigram = bytepair.load(shared_data / "models" / "sentencepiece" / "sp_test_model.model")
+    for batch in (
+        tokenizer.encode_batch,
+        tokenizer.encode_ordinary_batch,
+        tokenizer.encode_batch_to_numpy,
+        unigram.encode_batch,
+        unigram.encode_ordinary_batch,
+    ):
+        for text in ("abc", b"abc"):
+            with pytest.raises(TypeError, match="a batch is an iterable of str, not one"):
+                batch(text)
+    assert tokenizer.encode_batch(["abc"]) == [tokenizer.encode("abc")]
+
+
 def test_unknown_pretokenizer_name_is_not_a_regex():
     with pytest.raises(ValueError, match="unknown pre-tokenizer 'gtp2'"):
         bytepair.train(["x"], 300, pretokenizer="gtp2")

@@ -348,6 +348,12 @@ class Tokenizer:
 
     @staticmethod
     def _checked_batch(texts: Iterable[str]) -> list[str]:
+        if isinstance(texts, (str, bytes, bytearray)):
+            # list() of a str would be a batch of its characters.
+            raise TypeError(
+                f"a batch is an iterable of str, not one {type(texts).__name__} "
+                "(for one text, call encode)"
+            )
         texts = list(texts)
         for i, text in enumerate(texts):
             if not isinstance(text, str):
