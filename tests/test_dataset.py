@@ -591,6 +591,11 @@ def test_reader_finds_missing_truncated_and_changed_shards(corpus, trained, tmp_
     TokenDataset(out).tokens(1)  # the same size: found by the checksum
     with pytest.raises(FormatError, match=r"shard-00000-00001\.tokens\.npy.*checksum"):
         TokenDataset(out).verify()
+    # A damaged header (numpy parses it as Python source) is named too.
+    for at, byte in ((10, ord("'")), (12, ord("("))):
+        tokens.write_bytes(data[:at] + bytes([byte]) + data[at + 1 :])
+        with pytest.raises(FormatError, match=r"shard-00000-00001\.tokens\.npy: not a \.npy"):
+            TokenDataset(out).tokens(1)
     tokens.unlink()
     with pytest.raises(FormatError, match="missing"):
         TokenDataset(out).tokens(1)

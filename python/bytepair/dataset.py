@@ -43,6 +43,7 @@ import queue
 import re
 import struct
 import threading
+import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
 from itertools import chain
@@ -1155,7 +1156,8 @@ class TokenDataset:
             )
         try:
             array = np.load(path, mmap_mode="r", allow_pickle=False)
-        except ValueError as e:
+        except (ValueError, SyntaxError, EOFError, tokenize.TokenError) as e:
+            # numpy reads a damaged header as Python source: any of these.
             raise FormatError(path, f"not a .npy array: {e}") from None
         if array.dtype != dtype or array.shape != (length,):
             raise FormatError(
