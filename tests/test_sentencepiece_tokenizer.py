@@ -695,10 +695,11 @@ def test_command_line_inspects_and_converts_sentencepiece_models(tmp_path, capsy
     out = capsys.readouterr().out
     assert "unigram (sentencepiece's rules)" in out and "highest-scoring pieces" in out
     target = tmp_path / "sp.json"
-    assert (
-        main(["convert", str(models / "sp_test_model.model"), str(target), "--to", "huggingface"])
-        == 0
-    )
+    convert = ["convert", str(models / "sp_test_model.model"), str(target), "--to", "huggingface"]
+    # tokenizers' rules differ from sentencepiece's on some texts: only on request.
+    assert main(convert) == 1
+    assert "--allow-inexact" in capsys.readouterr().err and not target.exists()
+    assert main([*convert, "--allow-inexact"]) == 0
     assert "warning: " in capsys.readouterr().err
     assert bytepair.load(target).flavor == "tokenizers"
     assert (

@@ -79,6 +79,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
                 f"{args.input} is a unigram SentencePiece-style model; "
                 "it converts to --to huggingface only (tokenizer.json)"
             )
+        if tokenizer.flavor == "sentencepiece" and not args.allow_inexact:
+            raise CommandError(
+                f"{args.input} is a SentencePiece .model file, and tokenizers' rules differ "
+                "from sentencepiece's (whitespace other than spaces at the end, '▁' in the "
+                "text, the charsmap per grapheme cluster), so the tokenizer.json would give "
+                "other ids on some texts. Pass --allow-inexact to write it anyway (a warning "
+                "names such a text)"
+            )
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -546,7 +546,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write even when OUT's readers would give other ids than IN's (with a warning "
         "naming what differs): IN holds something bytepair drops (a post-processor adding "
-        "tokens, single_word), or, for tiktoken, its rule gives other ids than the merge list",
+        "tokens, single_word), or, for tiktoken, its rule gives other ids than the merge list; "
+        "a SentencePiece .model, whose rules tokenizers does not follow on every text",
     )
     convert_cmd.set_defaults(run=cmd_convert)
 
