@@ -517,6 +517,12 @@ CORRUPT_HF = {
         "missing key 'id'",
     ),
     "added-token-empty": (_set(("added_tokens", 1, "content"), ""), "added_tokens[1]", "non-empty"),
+    # tokenizers refuses it too; taken as false, the special became an ordinary added token.
+    "added-token-missing-special": (
+        _delete("added_tokens", 0, "special"),
+        "added_tokens[0]",
+        "missing key 'special'",
+    ),
 }
 
 
@@ -623,6 +629,8 @@ UNSUPPORTED_HF = {
         '"Whitespace"',
     ),
     "no-pretokenizer": (_replace_pretokenizer(None), "pre_tokenizer", "null"),
+    # Without a decoder tokenizers joins the tokens' strings ('Ġ' and all) with spaces.
+    "no-decoder": (_set(("decoder",), None), "decoder", "joined by spaces"),
     "non-special-single-word": (
         lambda document: document["added_tokens"][0].update(special=False, single_word=True),
         "added_tokens[0].single_word",

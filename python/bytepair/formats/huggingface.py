@@ -438,8 +438,15 @@ class _Reader:
         )
 
     def check_decoder(self, value: object) -> None:
+        if value is None:
+            raise self.unsupported(
+                "decoder",
+                value,
+                "without one, tokenizers decodes to the tokens' byte-level strings joined by "
+                "spaces, not to the text; bytepair decodes by joining token bytes (ByteLevel)",
+            )
         value = _single_step(value, "decoders")
-        if value is not None and _type_of(value) != "ByteLevel":
+        if _type_of(value) != "ByteLevel":
             raise self.unsupported(
                 "decoder",
                 value,
@@ -631,7 +638,9 @@ class _Reader:
                     where,
                 ) from None
             label = f"added token {content!r} (id {token_id})"
-            special = entry.get("special", False)
+            # tokenizers refuses an entry without it; taken as false, a special
+            # token would silently become an ordinary added one.
+            special = self.require(entry, "special", where)
             if not isinstance(special, bool):
                 raise self.error(
                     f"expected true or false, got {_show(special)}", f"{where}.special"
