@@ -359,6 +359,15 @@ def test_stdin_roundtrip_is_byte_exact(tokenizer_file, monkeypatch, capsysbinary
     assert capsysbinary.readouterr().out == data
 
 
+def test_an_argument_that_is_not_utf8_names_the_byte(tokenizer_file, capsys):
+    """Python hands such bytes over as lone surrogates; the message names the byte."""
+    text = os.fsdecode(b"ab\xffcd")
+    assert_user_error(capsys, run("encode", "-t", tokenizer_file, text), "byte 0xFF at offset 2")
+    code = run("steps", "--text", text)
+    assert_user_error(capsys, code, "--text argument is not UTF-8", "byte 0xFF at offset 2")
+    assert run("encode", "-t", tokenizer_file, os.fsdecode("naïve".encode())) == 0
+
+
 def test_decode_reads_whitespace_separated_ids(tokenizer_file, monkeypatch, capsys):
     tokenizer = bytepair.load(tokenizer_file)
     ids = tokenizer.encode("the cat\nsat")

@@ -32,6 +32,24 @@ class Interrupted(KeyboardInterrupt):
 # ---- Input and output ----
 
 
+def _argument_text(text: str, what: str) -> str:
+    """A text given as a command-line argument. Python hands bytes of it that
+    are not UTF-8 over as lone surrogates (surrogateescape): name the byte."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        raw = os.fsencode(text)
+    except UnicodeEncodeError:  # a surrogate typed as such: the encoder names it
+        return text
+    try:
+        return decode_utf8(raw)
+    except NotUtf8Error as e:
+        raise CommandError(f"{what} is {e}") from None
+
+
 def _read_stdin_text(what: str) -> str:
     """All of stdin as UTF-8 text, exactly (no newline stripped, no BOM dropped)."""
     stream = sys.stdin

@@ -13,6 +13,7 @@ from .common import (
     EXIT_INTERRUPTED,
     PROG,
     CommandError,
+    _argument_text,
     _load,
     _ray_address,
     _ray_function,
@@ -123,7 +124,10 @@ def _encode_unigram(tokenizer, text: str, args: argparse.Namespace) -> int:
 
 def cmd_encode(args: argparse.Namespace) -> int:
     tokenizer = _load(args.model)
-    text = args.text if args.text is not None else _read_stdin_text("the text")
+    if args.text is not None:
+        text = _argument_text(args.text, "the TEXT argument")
+    else:
+        text = _read_stdin_text("the text")
     if (args.alpha is not None or args.seed is not None) and not args.sample:
         raise CommandError("--alpha and --seed go with --sample")
     if args.nbest is not None or args.sample:

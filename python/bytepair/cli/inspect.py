@@ -14,6 +14,7 @@ from ..errors import NotUtf8Error, decode_utf8
 from ..tokenizer import Tokenizer
 from .common import (
     CommandError,
+    _argument_text,
     _check_writable,
     _corpus,
     _load,
@@ -121,7 +122,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
     from ..trace import render, trace
 
     if args.text:
-        corpus: list = [args.source]
+        corpus: list = [_argument_text(args.source, "the --text argument")]
     elif args.source == "-":
         corpus = [_read_stdin_text("the corpus")]
     else:
