@@ -138,6 +138,10 @@ def test_save_refuses_to_overwrite(tmp_path: Path, tokenizer):
     with pytest.raises(FileExistsError, match="overwrite=True"):
         tokenizer.save(path)
     tokenizer.save(path, overwrite=True)
+    # A directory is no tokenizer.json path, overwrite or not (it said to pass overwrite=True).
+    for overwrite in (False, True):
+        with pytest.raises(IsADirectoryError, match="is a directory.*tokenizer.json"):
+            tokenizer.save(tmp_path, overwrite=overwrite)
 
 
 def test_corrupt_file_names_file(tmp_path: Path):

@@ -575,6 +575,14 @@ def test_reader_refuses_entry_values_of_the_wrong_type(
         TokenDataset(out)
 
 
+def test_an_output_that_is_a_file_is_named(corpus, trained, tmp_path):
+    out = tmp_path / "out"
+    out.write_text("mine")
+    with pytest.raises(FileExistsError, match="out is a file: a dataset is written into a dir"):
+        encode_dataset(corpus[:1], trained, out)
+    assert out.read_text() == "mine"
+
+
 def test_reader_finds_missing_truncated_and_changed_shards(corpus, trained, tmp_path):
     out = encode_dataset(corpus, trained, tmp_path / "out", shard_tokens=3000)
     with pytest.raises(FormatError, match="not a dataset directory"):

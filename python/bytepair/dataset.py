@@ -587,6 +587,8 @@ def plan(
         allowed_special=allowed_special,
     )
     out = Path(os.path.abspath(out))
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out} is a file: a dataset is written into a directory")
     # The output directory is left out of the inputs (it may be inside one).
     files = [Path(os.path.abspath(f)) for f in input_files(inputs, exclude=[out])]
     if not files:

@@ -522,6 +522,11 @@ class Tokenizer:
             targets = [path / "vocab.json", path / "merges.txt"]
         else:
             raise ValueError(f"unknown format {format!r}: use 'huggingface' or 'gpt2'")
+        if format == "huggingface" and path.is_dir():
+            raise IsADirectoryError(
+                f"{path} is a directory: a tokenizer.json is saved to a file path "
+                f"(e.g. {path / 'tokenizer.json'})"
+            )
         existing = [str(t) for t in targets if t.exists()]
         if existing and not overwrite:
             raise FileExistsError(
