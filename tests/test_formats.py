@@ -834,6 +834,10 @@ def test_load_model_names_what_it_looked_for(tmp_path):
         load_model(tmp_path)
     with pytest.raises(FormatError, match="no such file or directory: expected a tokenizer.json"):
         load_model(tmp_path / "absent")
+    if hasattr(os, "mkfifo"):  # it exists: not "no such file"
+        os.mkfifo(tmp_path / "pipe")
+        with pytest.raises(FormatError, match="pipe: not a regular file or a directory"):
+            bytepair.load(tmp_path / "pipe")
 
 
 # ---------------------------------------------------------------------------

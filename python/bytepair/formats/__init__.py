@@ -81,6 +81,12 @@ def load_model(path: PathLike) -> BPEModel:
             f"{GPT2_VOCAB_FILE} with {GPT2_MERGES_FILE}, then for "
             f"{GPT2_ORIGINAL_VOCAB_FILE} with {GPT2_ORIGINAL_MERGES_FILE}",
         )
+    if path.exists():
+        raise FormatError(
+            path,
+            "not a regular file or a directory (a named pipe or a device): a tokenizer "
+            "is read from a file",
+        )
     raise FormatError(
         path,
         f"no such file or directory: expected a {HF_FILE}, {TIKTOKEN_SUFFIX} or SentencePiece "
