@@ -702,7 +702,21 @@ def _for_tokenizers(model: SentencePieceModel):
         for i, (p, k) in enumerate(zip(model.pieces, model.kinds))
         if k == "control"
     )
-    decoder = {
+    pipeline = HFPipeline(
+        normalizers=(*model.normalize, Prepend(METASPACE)),
+        added_tokens=added,
+        decoder=json.dumps(_bytepair_decoder()),
+        isolate_unknown=True,
+    )
+    normalizer = dataclasses.replace(model.normalizer, add_dummy_prefix=False)
+    written = dataclasses.replace(model, scores=scores, normalizer=normalizer, normalize=())
+    return written, pipeline
+
+
+def _bytepair_decoder() -> dict:
+    """The decoder :func:`_for_tokenizers` writes: tokenizers then decodes as
+    the bytepair flavor does (but for ``<unk>``, which it writes as its piece)."""
+    return {
         "type": "Sequence",
         "decoders": [
             {"type": "Replace", "pattern": {"String": METASPACE}, "content": " "},
@@ -711,15 +725,6 @@ def _for_tokenizers(model: SentencePieceModel):
             {"type": "Strip", "content": " ", "start": 1, "stop": 0},
         ],
     }
-    pipeline = HFPipeline(
-        normalizers=(*model.normalize, Prepend(METASPACE)),
-        added_tokens=added,
-        decoder=json.dumps(decoder),
-        isolate_unknown=True,
-    )
-    normalizer = dataclasses.replace(model.normalizer, add_dummy_prefix=False)
-    written = dataclasses.replace(model, scores=scores, normalizer=normalizer, normalize=())
-    return written, pipeline
 
 
 def _lowered_score(model: SentencePieceModel) -> float:
@@ -761,13 +766,7 @@ def _tokenizers_core(model: SentencePieceModel, pipeline):
     )
 
     if pipeline.isolate_unknown:
-        raise ValueError(
-            "pre_tokenizer.pretokenizers[0]: the Split of unknown characters is read only "
-            "beside the rest of what bytepair writes with it for a model it trained (the "
-            "normalizers: NFC or NFKC, Lowercase, in that order, then Prepend('▁'); the scores "
-            "of <unk>, byte and special pieces; the special tokens as added tokens), and this "
-            "file changes one of them"
-        )
+        raise ValueError(_split_refusal(_not_written_by_bytepair(model, pipeline)))
     steps: list[tuple[str, object]] = []
     for step in pipeline.normalizers:
         if step == PRECOMPILED:
@@ -804,40 +803,104 @@ def from_tokenizers_file(model: SentencePieceModel, pipeline) -> SentencePieceTo
     """The tokenizer for a Unigram ``tokenizer.json``. A file this library
     wrote for a model it trained (:func:`_for_tokenizers`'s shape) gives the
     same ids under both libraries' rules, so it loads as a bytepair model,
-    with n-best and sampling; any other file follows tokenizers' rules."""
+    with n-best and sampling; any other file follows tokenizers' rules (and
+    one that keeps bytepair's Split of unknown characters, which only the
+    bytepair flavor runs, is a ValueError naming what differs)."""
     import dataclasses
 
-    from .formats.hf_unigram import Prepend, serde_json_f64, serde_json_text
-
-    controls = {i for i, k in enumerate(model.kinds) if k == "control"}
-    *forms, last = pipeline.normalizers or (None,)
-    forms = tuple(forms)
-    ours = (
-        model.algorithm == "unigram"
-        and pipeline.isolate_unknown
-        and last == Prepend(METASPACE)
-        and _is_normalize(forms)
-        and not pipeline.whitespace_split
-        and not model.normalizer.precompiled_charsmap
-        and not model.normalizer.add_dummy_prefix
-        and model.normalizer.split_on_whitespace
-        and set(model.kinds) <= {"normal", "unknown", "control", "byte"}
-        and model.kinds.count("unknown") == 1
-        and all(t.special and not t.normalized for t in pipeline.added_tokens)
-        and {t.id for t in pipeline.added_tokens} == controls
-        and "normal" in model.kinds
-    )
-    if ours:
-        # The other pieces must score as _for_tokenizers writes them, or
-        # tokenizers' lattice would choose them where bytepair's does not.
-        lowered = serde_json_f64(serde_json_text(_lowered_score(model)))  # as written
-        ours = all(s == lowered for s, k in zip(model.scores, model.kinds) if k != "normal")
-    if not ours:
+    differs = _not_written_by_bytepair(model, pipeline)
+    if differs is not None:
+        if pipeline.isolate_unknown:
+            raise ValueError(_split_refusal(differs))
         return SentencePieceTokenizer(model, flavor="tokenizers", extra=pipeline)
+    forms = tuple(pipeline.normalizers[:-1])  # before the Prepend("▁")
     normalizer = SentencePieceNormalizer(remove_extra_whitespaces=False, split_on_whitespace=True)
     return SentencePieceTokenizer(
         dataclasses.replace(model, normalizer=normalizer, normalize=forms)
     )
+
+
+def _split_refusal(differs: Optional[str]) -> str:
+    """The error for a file holding bytepair's Split of unknown characters
+    that is not otherwise what bytepair writes (``differs``: where)."""
+    return (
+        "pre_tokenizer.pretokenizers[0]: the Split of unknown characters is read only beside "
+        "the rest of what bytepair writes with it for a model it trained (the normalizers: NFC "
+        "or NFKC, Lowercase, in that order, then Prepend('▁'); every character of a normal "
+        "piece a piece of its own; the scores of <unk>, byte and special pieces; the special "
+        "tokens as added tokens; bytepair's decoder), and "
+        + (
+            "this is such a file: read it with bytepair.load (the bytepair flavor)"
+            if differs is None
+            else f"this file differs: {differs}"
+        )
+    )
+
+
+def _not_written_by_bytepair(model: SentencePieceModel, pipeline) -> Optional[str]:
+    """None for a file that :func:`_for_tokenizers` could have written (the
+    bytepair flavor then gives tokenizers' ids and decodes as its decoder
+    does); otherwise the first place where it differs, with its key."""
+    from .formats.hf_unigram import Prepend, serde_json_f64, serde_json_text
+
+    if model.algorithm != "unigram":
+        return f"model: a {model.algorithm} model"
+    if not pipeline.isolate_unknown:
+        return "pre_tokenizer: no Split of unknown characters"
+    *forms, last = pipeline.normalizers or (None,)
+    if last != Prepend(METASPACE) or not _is_normalize(tuple(forms)):
+        return "normalizer: not NFC or NFKC, Lowercase, in that order, then Prepend('▁')"
+    if pipeline.whitespace_split:
+        return "pre_tokenizer: a WhitespaceSplit"
+    if model.normalizer.precompiled_charsmap:
+        return "normalizer: a Precompiled charsmap"
+    if model.normalizer.add_dummy_prefix:
+        return 'pre_tokenizer.pretokenizers[1].prepend_scheme: not "never"'
+    if not model.normalizer.split_on_whitespace:
+        return "pre_tokenizer.pretokenizers[1].split: false"
+    if not set(model.kinds) <= {"normal", "unknown", "control", "byte"}:
+        return "added_tokens: a token that is not special"
+    if model.kinds.count("unknown") != 1:
+        return "model.unk_id: null"
+    controls = {i for i, k in enumerate(model.kinds) if k == "control"}
+    if not all(t.special and not t.normalized for t in pipeline.added_tokens):
+        return "added_tokens: a normalized token"
+    if {t.id for t in pipeline.added_tokens} != controls:
+        return "added_tokens: not the special tokens"
+    if "normal" not in model.kinds:
+        return "model.vocab: no normal piece"
+    # The other pieces must score as _for_tokenizers writes them, or
+    # tokenizers' lattice would choose them where bytepair's does not.
+    lowered = serde_json_f64(serde_json_text(_lowered_score(model)))  # as written
+    for index, (piece, score, kind) in enumerate(zip(model.pieces, model.scores, model.kinds)):
+        if kind != "normal" and score != lowered:
+            return (
+                f"model.vocab[{index}]: the {kind} piece {piece!r} scores {score!r}, not "
+                f"{lowered!r} (the lowest normal score minus 1000)"
+            )
+    # The Split leaves the characters of the normal pieces to the lattice.
+    # Where one of them is no piece of its own and no longer piece covers
+    # it, bytepair's lattice fuses it with its unknown neighbours into one
+    # <unk> (or bytes), while tokenizers' Split has cut those neighbours off.
+    normal = [piece for piece, kind in zip(model.pieces, model.kinds) if kind == "normal"]
+    singles = {piece for piece in normal if len(piece) == 1}
+    for piece in normal:
+        for char in piece:
+            if char not in singles:
+                return (
+                    f"model.vocab: the character {char!r} of the piece {piece!r} is no "
+                    "normal piece of its own"
+                )
+    expected = _bytepair_decoder()
+    found = None if pipeline.decoder is None else json.loads(pipeline.decoder)
+    # Compared as JSON texts: 1, 1.0 and true are different values there.
+    if json.dumps(found, sort_keys=True) != json.dumps(expected, sort_keys=True):
+        shown = json.dumps(found, ensure_ascii=False)
+        return (
+            f"decoder: {shown if len(shown) <= 200 else shown[:197] + '...'} is not the "
+            f"decoder bytepair writes ({json.dumps(expected, ensure_ascii=False)})"
+        )
+    return None
 
 
 def _is_normalize(steps: tuple) -> bool:
