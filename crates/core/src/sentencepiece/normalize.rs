@@ -4,9 +4,12 @@
 //! The charsmap blob: a 4-byte little-endian size, a darts-clone
 //! double-array trie of that many bytes (u32 units, little endian), then the
 //! replacement strings, each ended by a NUL byte. The trie maps UTF-8 byte
-//! strings to the offset of their replacement. A blob is checked whole when
-//! it is read (every reachable unit and replacement), so normalizing never
-//! fails.
+//! strings to the offset of their replacement. A blob is checked when it is
+//! read, so normalizing never fails: tokenizers' reading ([`Charsmap::new`])
+//! checks every unit and replacement reachable from the root;
+//! sentencepiece's ([`Charsmap::new_sentencepiece`], the one of a `.model`)
+//! also refuses every blob sentencepiece 0.2.x refuses ("precompiled_charsmap
+//! is invalid"), which checks every unit of the trie, reachable or not.
 
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -44,9 +47,38 @@ pub(crate) struct Charsmap {
     strings: Vec<u8>,
 }
 
+/// Where unit `index` of the trie starts in the charsmap blob.
+#[inline]
+fn unit_byte(index: usize) -> usize {
+    4 + 4 * index
+}
+
 impl Charsmap {
-    /// Reads and checks a blob (non-empty; an empty blob means no rules).
+    /// Reads and checks a blob as HuggingFace tokenizers reads it (non-empty;
+    /// an empty blob means no rules): the layout, then every state reachable
+    /// from the root ([`Self::check`]).
     pub(crate) fn new(blob: &[u8]) -> Result<Self> {
+        let charsmap = Self::split(blob)?;
+        charsmap.check()?;
+        Ok(charsmap)
+    }
+
+    /// Reads and checks a blob as sentencepiece 0.2.x's Normalizer::Init
+    /// does (DecodePrecompiledCharsMap, then darts-clone's validate over the
+    /// whole trie, see [`Self::check_sentencepiece`]), refusing each blob it
+    /// refuses; then [`Self::check`] as [`Self::new`], which only adds that a
+    /// reachable replacement must be UTF-8 (sentencepiece copies its bytes;
+    /// the text normalized here is a `str`).
+    pub(crate) fn new_sentencepiece(blob: &[u8]) -> Result<Self> {
+        let charsmap = Self::split(blob)?;
+        charsmap.check_sentencepiece()?;
+        charsmap.check()?;
+        Ok(charsmap)
+    }
+
+    /// The trie and the strings of a blob: its size field must be a
+    /// positive multiple of 4 that fits the blob.
+    fn split(blob: &[u8]) -> Result<Self> {
         if blob.len() <= 4 {
             return Err(corrupt(format!("a charsmap of {} bytes", blob.len())));
         }
@@ -61,12 +93,97 @@ impl Charsmap {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
-        let charsmap = Charsmap {
+        Ok(Charsmap {
             units,
             strings: blob[4 + trie_size..].to_vec(),
+        })
+    }
+
+    /// What sentencepiece 0.2.x checks of a charsmap beyond [`Self::split`],
+    /// over the whole blob, reachable from the root or not:
+    ///
+    /// * the trie is a positive multiple of 1024 bytes (256 units), and
+    ///   replacement strings follow it, the last of their bytes a NUL;
+    /// * the root (unit 0) has no label, no leaf and a nonzero offset;
+    /// * each other unit is either a value (its top bit set), the offset of
+    ///   a replacement inside the strings, or a node, whose 256 children
+    ///   (`unit ^ offset ^ byte`) are all inside the trie and whose leaf, if
+    ///   it has one, is a value.
+    ///
+    /// So every replacement starts inside the strings and ends at a NUL
+    /// inside them.
+    fn check_sentencepiece(&self) -> Result<()> {
+        let n = self.units.len();
+        let trie_size = 4 * n;
+        if trie_size < 1024 || !trie_size.is_multiple_of(1024) {
+            return Err(corrupt(format!(
+                "trie size {trie_size} (at byte 0 of the charsmap) is not a positive multiple \
+                 of 1024 bytes (256 units)"
+            )));
+        }
+        let strings_at = 4 + trie_size;
+        let Some(&last) = self.strings.last() else {
+            return Err(corrupt(format!(
+                "the trie fills the charsmap (trie size {trie_size}, at byte 0): no replacement \
+                 strings follow it at byte {strings_at}"
+            )));
         };
-        charsmap.check()?;
-        Ok(charsmap)
+        if last != 0 {
+            return Err(corrupt(format!(
+                "the replacement strings (bytes {strings_at} to {} of the charsmap) do not end \
+                 with a NUL byte: the last one is {last:#04x}",
+                strings_at + self.strings.len() - 1
+            )));
+        }
+        // The 256 children of unit `index`, all in the trie; their base.
+        let children = |index: usize, unit: u32| -> Result<usize> {
+            let base = index ^ offset(unit);
+            if base | 0xFF >= n {
+                return Err(corrupt(format!(
+                    "the trie refers to unit {} but has {n} units (unit {index}, {unit:#010x} \
+                     at byte {} of the charsmap, puts its children at units {} to {})",
+                    base | 0xFF,
+                    unit_byte(index),
+                    base & !0xFF,
+                    base | 0xFF
+                )));
+            }
+            Ok(base)
+        };
+        let root = self.units[0];
+        children(0, root)?;
+        if root & 0x8000_01FF != 0 || offset(root) == 0 {
+            return Err(corrupt(format!(
+                "the root (unit 0, {root:#010x} at byte 4 of the charsmap) must have no label, \
+                 no leaf and a nonzero offset"
+            )));
+        }
+        let strings = self.strings.len();
+        for (index, &unit) in self.units.iter().enumerate().skip(1) {
+            if unit & 0x8000_0000 != 0 {
+                let at = value(unit) as usize;
+                if at >= strings {
+                    return Err(corrupt(format!(
+                        "unit {index} ({unit:#010x} at byte {} of the charsmap) holds the \
+                         replacement offset {at}, beyond the {strings} bytes of strings",
+                        unit_byte(index)
+                    )));
+                }
+            } else {
+                let base = children(index, unit)?;
+                let leaf = self.units[base];
+                if has_leaf(unit) && leaf & 0x8000_0000 == 0 {
+                    return Err(corrupt(format!(
+                        "unit {index} ({unit:#010x} at byte {} of the charsmap) has a leaf at \
+                         unit {base} ({leaf:#010x} at byte {}), which holds no replacement offset \
+                         (its top bit is clear)",
+                        unit_byte(index),
+                        unit_byte(base)
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Walks every state reachable from the root: each unit a byte can reach
@@ -197,7 +314,9 @@ pub struct SpNormalizer {
 
 impl SpNormalizer {
     /// `charsmap`: the precompiled charsmap blob, empty for no rules. A
-    /// corrupt blob is an error here; normalizing never fails.
+    /// corrupt blob (each one sentencepiece refuses, see
+    /// [`Charsmap::new_sentencepiece`]) is an error here; normalizing never
+    /// fails.
     pub fn new(
         charsmap: &[u8],
         add_dummy_prefix: bool,
@@ -208,7 +327,7 @@ impl SpNormalizer {
         let charsmap = if charsmap.is_empty() {
             None
         } else {
-            Some(Charsmap::new(charsmap)?)
+            Some(Charsmap::new_sentencepiece(charsmap)?)
         };
         Ok(SpNormalizer {
             charsmap,
@@ -407,6 +526,128 @@ mod tests {
         assert_eq!(n.normalize("ébcd"), "x\u{FFFD}bcd");
         let spaced = SpNormalizer::new(&blob, true, true, true, false).unwrap();
         assert_eq!(spaced.normalize(" é a"), "▁x\u{FFFD}▁a");
+    }
+
+    /// `blob` with unit `index` of its trie set to `unit`.
+    fn with_unit(blob: &[u8], index: usize, unit: u32) -> Vec<u8> {
+        let mut blob = blob.to_vec();
+        blob[4 + 4 * index..8 + 4 * index].copy_from_slice(&unit.to_le_bytes());
+        blob
+    }
+
+    /// The error of a `.model`'s normalizer with charsmap `blob`.
+    fn refusal(blob: &[u8]) -> String {
+        match SpNormalizer::new(blob, true, true, true, false) {
+            Ok(_) => panic!("a charsmap sentencepiece refuses was read"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_unit_whose_top_bit_flips_is_refused_not_skipped() {
+        // As the flip of bit 31 of a unit of sp_test_model.model's charsmap
+        // (file byte 21320): the unit of the rule for "a" turns into a value,
+        // whose label no byte matches.
+        let blob = one_byte_rule(b'a', "b");
+        let child = 256 ^ b'a' as usize;
+        let mut flipped = blob.clone();
+        flipped[4 + 4 * child + 3] |= 0x80;
+        // Walking from the root finds nothing wrong: the rule is just gone.
+        let walked = Charsmap::new(&flipped).unwrap();
+        assert_eq!(walked.longest_match(b"a"), None);
+        assert_eq!(
+            refusal(&flipped),
+            "corrupt precompiled charsmap: unit 353 (0x80058161 at byte 1416 of the charsmap) \
+             holds the replacement offset 360801, beyond the 2 bytes of strings"
+        );
+        let n = SpNormalizer::new(&blob, false, false, false, false).unwrap();
+        assert_eq!(n.normalize("cab"), "cbb");
+    }
+
+    #[test]
+    fn every_unit_is_checked_as_sentencepiece_checks_it_reachable_or_not() {
+        let blob = one_byte_rule(b'a', "b");
+        // Unit 400 is no child of any state (nothing has it at its label).
+        let unreachable = 400;
+        let corrupt = [
+            (
+                // A value beyond the strings ("b" and its NUL).
+                0x8000_0002,
+                "unit 400 (0x80000002 at byte 1604 of the charsmap) holds the replacement \
+                 offset 2, beyond the 2 bytes of strings",
+            ),
+            (
+                // Children beyond the 512 units.
+                1000 << 10,
+                "the trie refers to unit 767 but has 512 units (unit 400, 0x000fa000 at byte \
+                 1604 of the charsmap, puts its children at units 512 to 767)",
+            ),
+            (
+                // A leaf (the unit itself, offset 0) that holds no value.
+                0x100,
+                "unit 400 (0x00000100 at byte 1604 of the charsmap) has a leaf at unit 400 \
+                 (0x00000100 at byte 1604), which holds no replacement offset (its top bit is \
+                 clear)",
+            ),
+        ];
+        for (unit, message) in corrupt {
+            let bad = with_unit(&blob, unreachable, unit);
+            assert_eq!(
+                refusal(&bad),
+                format!("corrupt precompiled charsmap: {message}")
+            );
+            // tokenizers' reading (a tokenizer.json) never looks at it.
+            let walked = Charsmap::new(&bad).unwrap();
+            assert_eq!(walked.longest_match(b"a"), Some((&b"b"[..], 1)));
+        }
+        // A value at the strings' last byte (their final NUL) is in range,
+        // and so are children at the trie's last 256 units.
+        for unit in [0x8000_0001, (400 ^ 256) << 10, 0] {
+            let good = with_unit(&blob, unreachable, unit);
+            let n = SpNormalizer::new(&good, false, false, false, false).unwrap();
+            assert_eq!(n.normalize("cab"), "cbb");
+        }
+    }
+
+    #[test]
+    fn the_root_and_the_layout_are_checked_as_sentencepiece_checks_them() {
+        let blob = one_byte_rule(b'a', "b");
+        let root = 256 << 10;
+        // A label, a leaf, no offset.
+        for unit in [root | 1, root | 0x100, 0] {
+            assert_eq!(
+                refusal(&with_unit(&blob, 0, unit)),
+                format!(
+                    "corrupt precompiled charsmap: the root (unit 0, {unit:#010x} at byte 4 of \
+                     the charsmap) must have no label, no leaf and a nonzero offset"
+                )
+            );
+        }
+        // The top bit set, and with it an offset far beyond the trie.
+        assert!(refusal(&with_unit(&blob, 0, 0xFFFF_FC00)).starts_with(
+            "corrupt precompiled charsmap: the trie refers to unit 4194303 but has 512"
+        ));
+        // The trie: a multiple of 1024 bytes (here 260 units, 1040 bytes).
+        let mut short = blob.clone();
+        short[..4].copy_from_slice(&1040u32.to_le_bytes());
+        assert_eq!(
+            refusal(&short),
+            "corrupt precompiled charsmap: trie size 1040 (at byte 0 of the charsmap) is not a \
+             positive multiple of 1024 bytes (256 units)"
+        );
+        // The strings: present, and ended by a NUL.
+        assert_eq!(
+            refusal(&blob[..4 + 2048]),
+            "corrupt precompiled charsmap: the trie fills the charsmap (trie size 2048, at \
+             byte 0): no replacement strings follow it at byte 2052"
+        );
+        let mut unended = blob.clone();
+        *unended.last_mut().unwrap() = b'c';
+        assert_eq!(
+            refusal(&unended),
+            "corrupt precompiled charsmap: the replacement strings (bytes 2052 to 2053 of the \
+             charsmap) do not end with a NUL byte: the last one is 0x63"
+        );
     }
 
     #[test]
