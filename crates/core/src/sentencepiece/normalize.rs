@@ -31,6 +31,11 @@ fn has_leaf(unit: u32) -> bool {
 fn value(unit: u32) -> u32 {
     unit & 0x7FFF_FFFF
 }
+/// Whether `unit` holds a value (a replacement offset), not a node.
+#[inline]
+fn is_value(unit: u32) -> bool {
+    unit & 0x8000_0000 != 0
+}
 #[inline]
 fn label(unit: u32) -> u32 {
     unit & 0x8000_00FF
@@ -152,7 +157,7 @@ impl Charsmap {
         };
         let root = self.units[0];
         children(0, root)?;
-        if root & 0x8000_01FF != 0 || offset(root) == 0 {
+        if label(root) != 0 || has_leaf(root) || offset(root) == 0 {
             return Err(corrupt(format!(
                 "the root (unit 0, {root:#010x} at byte 4 of the charsmap) must have no label, \
                  no leaf and a nonzero offset"
@@ -160,7 +165,7 @@ impl Charsmap {
         }
         let strings = self.strings.len();
         for (index, &unit) in self.units.iter().enumerate().skip(1) {
-            if unit & 0x8000_0000 != 0 {
+            if is_value(unit) {
                 let at = value(unit) as usize;
                 if at >= strings {
                     return Err(corrupt(format!(
@@ -172,7 +177,7 @@ impl Charsmap {
             } else {
                 let base = children(index, unit)?;
                 let leaf = self.units[base];
-                if has_leaf(unit) && leaf & 0x8000_0000 == 0 {
+                if has_leaf(unit) && !is_value(leaf) {
                     return Err(corrupt(format!(
                         "unit {index} ({unit:#010x} at byte {} of the charsmap) has a leaf at \
                          unit {base} ({leaf:#010x} at byte {}), which holds no replacement offset \
