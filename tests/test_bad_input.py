@@ -139,9 +139,11 @@ def test_save_refuses_to_overwrite(tmp_path: Path, tokenizer):
         tokenizer.save(path)
     tokenizer.save(path, overwrite=True)
     # A directory is no tokenizer.json path, overwrite or not (it said to pass overwrite=True).
-    for overwrite in (False, True):
-        with pytest.raises(IsADirectoryError, match="is a directory.*tokenizer.json"):
-            tokenizer.save(tmp_path, overwrite=overwrite)
+    unigram = bytepair.train(["hello world, hello there"] * 20, 40, model="unigram", progress=False)
+    for tok in (tokenizer, unigram):
+        for overwrite in (False, True):
+            with pytest.raises(IsADirectoryError, match="is a directory.*tokenizer.json"):
+                tok.save(tmp_path, overwrite=overwrite)
 
 
 def test_corrupt_file_names_file(tmp_path: Path):

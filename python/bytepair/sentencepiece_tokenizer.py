@@ -509,7 +509,7 @@ class SentencePieceTokenizer:
         ids, except for a model read from a ``.model`` file: that is written
         as transformers' converter writes it, with a warning, since
         tokenizers' rules differ from sentencepiece's on some texts."""
-        from .formats import hf_unigram
+        from .formats import hf_unigram, refuse_directory
 
         if format != "huggingface":
             raise ValueError(f"unknown format {format!r}: a unigram model saves as 'huggingface'")
@@ -519,6 +519,7 @@ class SentencePieceTokenizer:
                 "unigram models as tokenizer.json"
             )
         path = Path(path)
+        refuse_directory(path)
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
         if self._flavor == "tokenizers":

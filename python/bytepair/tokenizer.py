@@ -513,7 +513,7 @@ class Tokenizer:
         """Writes a HuggingFace ``tokenizer.json`` (a file path), or GPT-2's
         ``vocab.json`` + ``merges.txt`` (a directory path). An existing file is
         only replaced with ``overwrite=True``."""
-        from .formats import gpt2, huggingface
+        from .formats import gpt2, huggingface, refuse_directory
 
         path = Path(path)
         if format == "huggingface":
@@ -522,11 +522,8 @@ class Tokenizer:
             targets = [path / "vocab.json", path / "merges.txt"]
         else:
             raise ValueError(f"unknown format {format!r}: use 'huggingface' or 'gpt2'")
-        if format == "huggingface" and path.is_dir():
-            raise IsADirectoryError(
-                f"{path} is a directory: a tokenizer.json is saved to a file path "
-                f"(e.g. {path / 'tokenizer.json'})"
-            )
+        if format == "huggingface":
+            refuse_directory(path)
         existing = [str(t) for t in targets if t.exists()]
         if existing and not overwrite:
             raise FileExistsError(

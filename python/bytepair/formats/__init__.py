@@ -151,6 +151,17 @@ def parse_json(
         ) from None
 
 
+def refuse_directory(path: Path) -> None:
+    """IsADirectoryError for a directory given where a ``tokenizer.json`` is
+    saved (checked before the overwrite rule, which could only say to pass
+    ``overwrite=True`` and then fail)."""
+    if path.is_dir():
+        raise IsADirectoryError(
+            f"{path} is a directory: a tokenizer.json is saved to a file path "
+            f"(e.g. {path / 'tokenizer.json'})"
+        )
+
+
 def write_text_atomic(path: PathLike, text: str) -> None:
     """Write ``text`` as UTF-8 so that ``path`` is either untouched or complete.
 
