@@ -304,3 +304,19 @@ def test_tokenizer_with_added_tokens_pickles(with_added):
     for copied in (pickle.loads(pickle.dumps(with_added)), copy.deepcopy(with_added)):
         assert copied.added_tokens == with_added.added_tokens
         assert copied.encode_ordinary("a<tool>  b") == with_added.encode_ordinary("a<tool>  b")
+
+
+def test_default_special_arguments_equal_their_spelled_out_forms(with_added, tokenizer):
+    # Tokenizer keeps the core's indices for these arguments instead of
+    # working them out per call; spelled out, they take the general path.
+    for tok in (with_added, tokenizer):
+        specials = set(tok.special_tokens_set)
+        for text in ("x<tool>y  z", "a<|pad|>b<|endoftext|>", "plain"):
+            spelled_none = {"allowed_special": iter(()), "disallowed_special": specials}
+            expected = _outcome(tok.encode, text, **spelled_none)
+            for none in (frozenset(), set(), (), []):
+                assert _outcome(tok.encode, text, allowed_special=none) == expected, (text, none)
+            # An iterator is read once: a new one for each call.
+            all_ids = tok.encode(text, allowed_special=iter(specials), disallowed_special=())
+            assert tok.encode(text, allowed_special="all") == all_ids
+            assert tok.encode_to_numpy(text, allowed_special="all").tolist() == all_ids

@@ -216,7 +216,7 @@ def select_specials(
 class Tokenizer:
     """A byte-level BPE tokenizer (vocabulary, merges, special tokens, pre-tokenizer)."""
 
-    __slots__ = ("_model", "_core", "_special_index", "_added", "_training")
+    __slots__ = ("_model", "_core", "_special_index", "_added", "_training", "_default_specials")
 
     def __init__(self, model: BPEModel, *, training: Optional[TrainingReport] = None) -> None:
         pretokenizer = model.pretokenizer
@@ -241,6 +241,13 @@ class Tokenizer:
         }
         self._added = sorted(i for i, text in enumerate(model.special_tokens) if text in added)
         self._training = training
+        # The core's indices for the two argument pairs most calls pass (none
+        # allowed or all, the rest disallowed): they depend on no text, and
+        # working them out per call cost a short text's encoding several times over.
+        self._default_specials = {
+            name: tuple(map(tuple, self._chosen_specials(allowed, "all", [], batch=False)))
+            for name, allowed in (("none", ()), ("all", "all"))
+        }
 
     # ---- Encoding ----
 
@@ -260,11 +267,26 @@ class Tokenizer:
         disallowed_special: SpecialSet,
         texts: Sequence[object],
         batch: bool,
-    ) -> tuple[list[int], list[int]]:
+    ) -> tuple[Sequence[int], Sequence[int]]:
         """The core's (allowed, disallowed) special-token indices (see
         :func:`select_specials`; the core checks the special tokens). The
         model's non-special added tokens are always allowed: a name of one in
         ``disallowed_special`` is left out (it is cut out, not refused)."""
+        if type(disallowed_special) is str and disallowed_special == "all":
+            if type(allowed_special) is str and allowed_special == "all":
+                return self._default_specials["all"]
+            if type(allowed_special) in (frozenset, set, tuple, list) and not allowed_special:
+                return self._default_specials["none"]
+        return self._chosen_specials(allowed_special, disallowed_special, texts, batch)
+
+    def _chosen_specials(
+        self,
+        allowed_special: SpecialSet,
+        disallowed_special: SpecialSet,
+        texts: Sequence[object],
+        batch: bool,
+    ) -> tuple[list[int], list[int]]:
+        """:meth:`_special_indices` worked out from the arguments."""
         index = self._special_index
         if self._added and disallowed_special != "all":
             added = self._model.added_tokens
