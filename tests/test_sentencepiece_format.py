@@ -350,6 +350,12 @@ TRAINED = {
     "bpe, user-defined": dict(
         model_type="bpe", vocab_size=500, user_defined_symbols=["<sep>", "ab"]
     ),
+    "bpe, user-defined across spaces, byte fallback": dict(
+        model_type="bpe",
+        vocab_size=500,
+        user_defined_symbols=["▁the▁", "o▁f", "▁▁"],
+        byte_fallback=True,
+    ),
     "unigram, whitespace as suffix": dict(
         model_type="unigram", vocab_size=400, treat_whitespace_as_suffix=True
     ),
@@ -402,6 +408,23 @@ def test_trained_models(trained, trained_texts):
             ids = sp.encode(text)
             assert ref.encode(model, text) == ids, (name, text)
             assert ref.decode(model, ids, unk_surface) == sp.decode(ids), (name, text)
+
+
+def test_trained_models_in_the_core(trained, trained_texts, tmp_path):
+    """The core (a loaded file) gives sentencepiece's ids, also on long texts
+    whose words repeat: the BPE core merges the runs no piece crosses one by
+    one and reuses a repeated run's merging (none with unused pieces)."""
+    import bytepair
+
+    spm = _spm()
+    rng = random.Random(7)
+    long_texts = [" ".join(rng.sample(trained_texts, 40)) for _ in range(10)]
+    for name, data in trained.items():
+        path = tmp_path / f"{abs(hash(name))}.model"
+        path.write_bytes(data)
+        core, sp = bytepair.load(path), spm.SentencePieceProcessor(model_proto=data)
+        for text in trained_texts + long_texts:
+            assert core.encode_ordinary(text) == sp.encode(text), (name, text)
 
 
 # ---------------------------------------------------------------------------

@@ -92,6 +92,8 @@ pub(crate) struct Tables {
     max_len: usize,
     unk_score: f32,
     byte_ids: Option<Box<[u32; 256]>>,
+    /// For BPE: where the text splits into runs that merge on their own.
+    crossings: Option<bpe::Crossings>,
 }
 
 impl Tables {
@@ -194,6 +196,10 @@ impl SentencePieceEncoder {
                 }
             })
             .collect();
+        let crossings = match algorithm {
+            SpAlgorithm::Bpe => bpe::Crossings::new(&pieces, &kinds),
+            SpAlgorithm::Unigram => None,
+        };
         let user_trie = (!user_keys.is_empty()).then(|| DoubleArray::build(user_keys));
         let reserved = (!reserved_keys.is_empty()).then(|| DoubleArray::build(reserved_keys));
         let mut tables = Tables {
@@ -208,6 +214,7 @@ impl SentencePieceEncoder {
             max_len,
             unk_score: (min_score - UNK_PENALTY) as f32,
             byte_ids: None,
+            crossings,
         };
         if byte_fallback {
             let mut ids = Box::new([0u32; 256]);

@@ -130,6 +130,48 @@ fn bpe_takes_a_character_that_is_a_control_piece_as_unknown() {
 }
 
 #[test]
+fn bpe_merges_runs_no_piece_crosses_as_it_merges_the_whole_text() {
+    use Kind::*;
+    // Pieces across a space ("a▁b"), across other pairs ("ba", "cab"), and
+    // a user-defined one (frozen), with ties of equal scores.
+    let mut m = sp(
+        &[
+            ("<unk>", 0.0, Unknown),
+            ("▁", -1.0, Normal),
+            ("a", -1.0, Normal),
+            ("b", -1.0, Normal),
+            ("c", -1.0, Normal),
+            ("▁a", -2.0, Normal),
+            ("ab", -2.0, Normal),
+            ("a▁", -2.0, Normal),
+            ("a▁b", -1.5, Normal),
+            ("ba", -3.0, Normal),
+            ("cab", -0.5, Normal),
+            ("▁ab", -2.5, Normal),
+            ("bc", -2.0, UserDefined),
+        ],
+        SpAlgorithm::Bpe,
+        false,
+    );
+    assert!(m.tables.crossings.is_some());
+    let mut rng = crate::rng::Rng::new(11);
+    let alphabet = ['a', 'b', 'c', ' ', 'x', '▁'];
+    let texts: Vec<String> = (0..400)
+        .map(|_| {
+            let len = (rng.next_u64() % 40) as usize;
+            (0..len)
+                .map(|_| alphabet[(rng.next_u64() % alphabet.len() as u64) as usize])
+                .collect()
+        })
+        .collect();
+    let by_runs: Vec<Vec<u32>> = texts.iter().map(|t| m.encode(t)).collect();
+    m.tables.crossings = None;
+    for (text, ids) in texts.iter().zip(&by_runs) {
+        assert_eq!(&m.encode(text), ids, "{text:?}");
+    }
+}
+
+#[test]
 fn hf_pipeline_basics() {
     let pieces = ["<unk>", "▁a", "▁", "a", "b", "<x>"];
     let m = HfUnigramEncoder::new(
