@@ -411,20 +411,32 @@ def test_trained_models(trained, trained_texts):
 
 
 def test_trained_models_in_the_core(trained, trained_texts, tmp_path):
-    """The core (a loaded file) gives sentencepiece's ids, also on long texts
-    whose words repeat: the BPE core merges the runs no piece crosses one by
-    one and reuses a repeated run's merging (none with unused pieces)."""
+    """The core (a loaded file) encodes and decodes as sentencepiece does,
+    also on long texts whose words repeat (the BPE core merges the runs no
+    piece crosses one by one, and a repeated run once), and on random ids
+    (control, unknown and byte pieces among them); decode_bytes is the
+    reference's."""
     import bytepair
 
     spm = _spm()
     rng = random.Random(7)
     long_texts = [" ".join(rng.sample(trained_texts, 40)) for _ in range(10)]
-    for name, data in trained.items():
-        path = tmp_path / f"{abs(hash(name))}.model"
+    for index, (name, data) in enumerate(trained.items()):
+        path = tmp_path / f"{index}.model"
         path.write_bytes(data)
         core, sp = bytepair.load(path), spm.SentencePieceProcessor(model_proto=data)
-        for text in trained_texts + long_texts:
-            assert core.encode_ordinary(text) == sp.encode(text), (name, text)
+        model = spfile.loads(data, name)
+        unk_surface = spfile.parse_model_proto(data, name).trainer_spec.unk_surface
+        special = [i for i, k in enumerate(model.kinds) if k not in ("normal", "user_defined")]
+        id_lists = [sp.encode(text) for text in trained_texts + long_texts]
+        for _ in range(300):
+            pool = special if rng.random() < 0.5 else range(len(model.pieces))
+            id_lists.append([rng.choice(pool) for _ in range(rng.randrange(8))])
+        for text, ids in zip(trained_texts + long_texts, id_lists):
+            assert core.encode_ordinary(text) == ids, (name, text)
+        for ids in id_lists:
+            assert core.decode(ids) == sp.decode(ids), (name, ids)
+            assert core.decode_bytes(ids) == ref.decode_bytes(model, ids, unk_surface), (name, ids)
 
 
 # ---------------------------------------------------------------------------

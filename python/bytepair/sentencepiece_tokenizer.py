@@ -345,27 +345,37 @@ class SentencePieceTokenizer:
         invalid UTF-8 a U+FFFD); with other ``errors`` (``"strict"``, ...),
         :meth:`decode_bytes` decoded with them. For a bytepair model special
         tokens decode to their text, ``<unk>`` to ``⁇``."""
+        if self._flavor == "sentencepiece":
+            # Valid UTF-8 as sentencepiece writes it, or the raw bytes for other errors.
+            data = self._decode_like_sentencepiece(ids, raw_bytes=errors != "replace")
+            return data.decode("utf-8", errors=errors)
         ids = self._check(ids)
         if self._flavor == "bytepair":
             return self._decode_bytepair(ids, errors)
         if errors != "replace":
             return self._decode_bytes_checked(ids).decode("utf-8", errors=errors)
-        if self._flavor == "sentencepiece":
-            from .reference import sentencepiece
-
-            return sentencepiece.decode(self._model, ids, self._extra)
         return self._decode_like_tokenizers(ids, None)
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The bytes :meth:`decode` writes, with byte pieces (``<0xC3>``) as
         their byte, valid UTF-8 or not."""
+        if self._flavor == "sentencepiece":
+            return self._decode_like_sentencepiece(ids, raw_bytes=True)
         return self._decode_bytes_checked(self._check(ids))
 
-    def _decode_bytes_checked(self, ids: list[int]) -> bytes:
-        if self._flavor == "sentencepiece":
-            from .reference import sentencepiece
+    def _decode_like_sentencepiece(self, ids: Iterable[int], raw_bytes: bool) -> bytes:
+        """The core's port of bytepair.reference.sentencepiece.decode (and,
+        ``raw_bytes``, decode_bytes), as UTF-8."""
+        if not isinstance(ids, (list, tuple)) and not hasattr(ids, "__array__"):
+            # The core reads only sequences; a generator or dict view is read once, here.
+            ids = self._check(ids)
+        try:
+            return self._foreign_core.decode(ids, self._extra, raw_bytes)
+        except (OverflowError, TypeError):
+            # Names the first bad id; valid ids the core could not read go in as a list.
+            return self._foreign_core.decode(self._check(ids), self._extra, raw_bytes)
 
-            return sentencepiece.decode_bytes(self._model, ids, self._extra)
+    def _decode_bytes_checked(self, ids: list[int]) -> bytes:
         # surrogateescape carries each byte of invalid UTF-8 through the text unchanged.
         if self._flavor == "tokenizers":
             text = self._decode_like_tokenizers(ids, "surrogateescape")

@@ -1292,6 +1292,19 @@ impl CoreSentencePiece {
         in_parallel(py, || Ok(self.inner.encode_batch(&refs)))
     }
 
+    /// `SentencePieceProcessor.decode(ids)` as UTF-8 bytes, or with
+    /// `raw_bytes` the byte pieces' bytes as they are.
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<u32>,
+        unk_surface: &str,
+        raw_bytes: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = without_gil(py, || self.inner.decode(&ids, unk_surface, raw_bytes))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
     /// A unigram segmentation drawn with probability proportional to exp(alpha x score).
     fn sample(&self, py: Python<'_>, text: &str, alpha: f64, seed: u64) -> PyResult<Vec<u32>> {
         without_gil(py, || self.inner.sample(text, alpha, &mut Rng::new(seed)))

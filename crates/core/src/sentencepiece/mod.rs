@@ -16,6 +16,7 @@
 //! backward sampling): the same distribution, not sentencepiece's draws.
 
 mod bpe;
+mod decode;
 pub mod hf;
 mod normalize;
 mod unigram;
@@ -112,6 +113,7 @@ pub struct SentencePieceEncoder {
     algorithm: SpAlgorithm,
     byte_fallback: bool,
     normalizer: SpNormalizer,
+    decoder: decode::SpDecoder,
 }
 
 impl SentencePieceEncoder {
@@ -156,6 +158,12 @@ impl SentencePieceEncoder {
                 )
             })? as u32;
 
+        let decoder = decode::SpDecoder::new(
+            &pieces,
+            &kinds,
+            normalizer.add_dummy_prefix,
+            normalizer.remove_extra_whitespaces,
+        )?;
         let mut segment_keys = Vec::new();
         let mut reserved_keys = Vec::new();
         let mut user_keys = Vec::new();
@@ -228,7 +236,14 @@ impl SentencePieceEncoder {
             algorithm,
             byte_fallback,
             normalizer,
+            decoder,
         })
+    }
+
+    /// `SentencePieceProcessor.decode(ids)` as UTF-8, or (`raw_bytes`) with
+    /// byte pieces as their bytes, valid UTF-8 or not; see [`decode`].
+    pub fn decode(&self, ids: &[u32], unk_surface: &str, raw_bytes: bool) -> Result<Vec<u8>> {
+        self.decoder.decode(ids, unk_surface, raw_bytes)
     }
 
     pub fn normalizer(&self) -> &SpNormalizer {

@@ -199,3 +199,31 @@ fn hf_pipeline_basics() {
     .unwrap();
     assert_eq!(m.encode("a  ab<x>zz").unwrap(), vec![1, 1, 4, 5, 2, 0]);
 }
+
+#[test]
+fn decode_writes_sentencepiece_text() {
+    use Kind::*;
+    let mut table = vec![
+        ("<unk>", 0.0, Unknown),
+        ("<s>", 0.0, Control),
+        ("▁a", -1.0, Normal),
+        ("▁", -1.0, Normal),
+        ("b▁c", -1.0, Normal),
+    ];
+    let bytes: Vec<String> = (0..=255u8).map(|b| format!("<0x{b:02X}>")).collect();
+    table.extend(bytes.iter().map(|b| (b.as_str(), 0.0, Byte)));
+    let m = sp(&table, SpAlgorithm::Bpe, true);
+    let byte = |b: u8| 5 + b as u32;
+    // The first text's leading ▁ goes; a control piece writes nothing.
+    assert_eq!(m.decode(&[1, 2, 2, 4], "?", false).unwrap(), b"a ab c");
+    assert_eq!(m.decode(&[0, 2], " ? ", false).unwrap(), b" ?  a");
+    // Byte by byte: each byte that starts no valid character is one U+FFFD.
+    let ids = [byte(0xE2), byte(0x82), byte(b'x'), byte(0xC3), byte(0xA9)];
+    assert_eq!(
+        String::from_utf8(m.decode(&ids, "?", false).unwrap()).unwrap(),
+        "\u{FFFD}\u{FFFD}xé"
+    );
+    assert_eq!(m.decode(&ids, "?", true).unwrap(), b"\xE2\x82x\xC3\xA9");
+    let error = m.decode(&[2, 999], "?", false).unwrap_err().to_string();
+    assert!(error.contains("token id 999 at position 1"), "{error}");
+}
