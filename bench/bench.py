@@ -3,7 +3,7 @@
 
     python bench/bench.py [SUITE ...] [--quick] [--rounds N] [--write-readme README.md]
 
-SUITE is any of encode, batch, worst, train, decode, load, unigram (default:
+SUITE is any of encode, batch, worst, train, decode, load, unigram, sentencepiece (default:
 all, in that order), or scale (counting, training and dataset encoding on a ~1 GB
 corpus, issue 7; run only when named: `bench.py scale`, or `bench.py all scale`
 for everything). Every figure comes after a correctness gate: encoders' ids are
@@ -49,7 +49,16 @@ END_MARKER = "<!-- bench:end -->"
 # replace the other suites' report and running those does not replace it.
 SCALE_START_MARKER = "<!-- bench-scale:start -->"
 SCALE_END_MARKER = "<!-- bench-scale:end -->"
-SUITES = ("encode", "batch", "worst", "train", "decode", "load", "unigram")  # "all"
+SUITES = (
+    "encode",
+    "batch",
+    "worst",
+    "train",
+    "decode",
+    "load",
+    "unigram",
+    "sentencepiece",
+)  # "all"
 EXTRA_SUITES = ("scale",)  # run only when named (it takes about as long as all the rest)
 
 DEFAULTS = dict(
@@ -353,9 +362,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def run_main_suites(args, ctx) -> Results:
-    """The suites of "all" (encode ... unigram): one report, the issue-4/5 targets."""
+    """The suites of "all" (encode ... sentencepiece): one report, the issue-4/5 targets."""
     import bench_encode
     import bench_load
+    import bench_sentencepiece
     import bench_train
     import bench_unigram
     import bench_worst
@@ -370,6 +380,7 @@ def run_main_suites(args, ctx) -> Results:
         ({"train"}, lambda: bench_train.run(args, ctx, results)),
         ({"load"}, lambda: bench_load.run(args, ctx, results)),
         ({"unigram"}, lambda: bench_unigram.run(args, ctx, results)),
+        ({"sentencepiece"}, lambda: bench_sentencepiece.run(args, ctx, results)),
     ]
     for names, run_suite in plan:
         if not args.suites & names:
@@ -395,6 +406,7 @@ def run_main_suites(args, ctx) -> Results:
         "Decoding",
         "Loading",
         "Unigram",
+        "SentencePiece",
     ]
     results.sections.sort(
         key=lambda s: next(i for i, o in enumerate(order) if s.title.startswith(o))

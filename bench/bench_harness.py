@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import gzip
 import importlib
@@ -208,6 +209,18 @@ def paired_ratio(slower: list[float], faster: list[float]) -> float:
     if len(slower) == len(faster):
         return statistics.median(s / f for s, f in zip(slower, faster))
     return statistics.median(slower) / statistics.median(faster)
+
+
+def taking_turns(calls: list, argument: Any, rounds: int) -> list[list[float]]:
+    """The times of each ``call(argument)``, round by round, the calls taking turns (the
+    order alternates), so that a round's times come from the same stretch of a machine
+    that drifts (see ``paired_ratio``)."""
+    times: list[list[float]] = [[] for _ in calls]
+    for round_ in range(rounds):
+        order = list(range(len(calls)))
+        for k in order[::-1] if round_ % 2 else order:
+            times[k].append(timed(functools.partial(calls[k], argument))[0])
+    return times
 
 
 def fmt_size(n_bytes: float) -> str:

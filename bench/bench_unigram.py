@@ -5,7 +5,6 @@ encoding throughput, one thread each for encoding."""
 
 from __future__ import annotations
 
-import functools
 import re
 import statistics
 import tempfile
@@ -25,6 +24,7 @@ from bench_harness import (
     md_table,
     optional_import,
     paired_ratio,
+    taking_turns,
     timed,
 )
 
@@ -85,18 +85,6 @@ def train_sentencepiece(spm, lines: list[str], vocab: int):
         return seconds, spm.SentencePieceProcessor(model_file=prefix + ".model")
 
 
-def encode_seconds(encoders: list, text: str, rounds: int) -> list[list[float]]:
-    """The times of each encoder's call on ``text``, round by round, the encoders taking
-    turns (the order alternates), so that a round's times come from the same stretch of a
-    machine that drifts (see ``paired_ratio``)."""
-    times: list[list[float]] = [[] for _ in encoders]
-    for round_ in range(rounds):
-        order = list(range(len(encoders)))
-        for k in order[::-1] if round_ % 2 else order:
-            times[k].append(timed(functools.partial(encoders[k], text))[0])
-    return times
-
-
 @dataclass(frozen=True)
 class LeftOut:
     """A corpus and vocabulary sentencepiece refuses as such (more pieces than
@@ -136,7 +124,7 @@ def compare(args, spm, label: str, train_lines: list[str], heldout: list[str], v
         ]
 
     def alone() -> list[list[str]]:
-        [times] = encode_seconds([ours.encode_ordinary], heldout_text, args.rounds)
+        [times] = taking_turns([ours.encode_ordinary], heldout_text, args.rounds)
         return [ours_row(statistics.median(times))]
 
     if spm is None:
@@ -162,7 +150,7 @@ def compare(args, spm, label: str, train_lines: list[str], heldout: list[str], v
     sp_ll, sp_bpt = quality(
         sp.encode, lambda i: sp_unk if sp.is_unknown(i) else sp_scores[i], heldout
     )
-    ours_times, sp_times = encode_seconds(
+    ours_times, sp_times = taking_turns(
         [ours.encode_ordinary, sp.encode], heldout_text, args.rounds
     )
     rows = [ours_row(statistics.median(ours_times))]

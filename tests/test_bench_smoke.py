@@ -5,6 +5,7 @@ The scale suite (issue 7) runs on a corpus of a few MB and writes only its own b
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -34,6 +35,7 @@ SECTIONS = [
     "### Decoding",
     "### Loading",
     "### Unigram LM (issue 5)",
+    "### SentencePiece model files",
     "### Correctness",
     "### Targets (issue 4, and issue 5 for the unigram model)",
 ]
@@ -80,6 +82,8 @@ def test_bench_quick_run(tmp_path):
     )
     assert match and match.group(1) == match.group(2) and int(match.group(2)) > 0, out
     assert re.search(r"^- load: .* bytepair: same ids as tiktoken / HF in all \d+ loads", out, re.M)
+    if importlib.util.find_spec("sentencepiece") is not None:
+        assert re.search(r"^- sentencepiece llama2_tokenizer, en .*: bytepair's ids are", out, re.M)
     # A row whose ids differ never gets a ratio (only its notes cell may say why).
     for line in out.splitlines():
         if line.startswith("|") and "**ids DIFFER**" in line:
@@ -253,10 +257,9 @@ def test_ratios_are_taken_round_by_round():
 
 def test_the_tables_and_the_fastest_peer_use_the_round_by_round_ratio():
     """bench_checks' ratio() is the paired ratio, the fastest peer is the one a row is the
-    fewest times faster than by it, and the unigram suite's encoders take turns."""
-    bench_harness, bench_checks, bench_unigram = _bench_modules(
-        "bench_harness", "bench_checks", "bench_unigram"
-    )
+    fewest times faster than by it, and the calls of the unigram and sentencepiece suites take
+    turns."""
+    bench_harness, bench_checks = _bench_modules("bench_harness", "bench_checks")
 
     def row(tool, times, peer=True):
         r = bench_harness.Row("g", tool, 1, fn=lambda: None, is_peer=peer, labels={})
@@ -273,7 +276,7 @@ def test_the_tables_and_the_fastest_peer_use_the_round_by_round_ratio():
     assert bench_checks.fastest_peer([ours, tokie, kitoken]) is tokie  # by median, no row
 
     calls = []
-    times = bench_unigram.encode_seconds(
+    times = bench_harness.taking_turns(
         [lambda t: calls.append("a"), lambda t: calls.append("b")], "text", 4
     )
     assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
