@@ -350,3 +350,32 @@ def test_decoding_byte_pieces_equals_the_reference():
     for _ in range(500):
         ids = [rng.choice(pool) for _ in range(rng.randint(0, 8))]
         assert tok.decode(ids) == ref.decode(ids, result), ids
+
+
+@pytest.mark.parametrize("pretokenizer", [None, "gpt2"])
+def test_decoding_random_ids_equals_the_reference(pretokenizer):
+    """The core's decode and decode_bytes against the reference on ids drawn
+    mostly from special, unknown and byte pieces and pieces starting with
+    '▁' (dropped where a text starts: at the start, after a special token)."""
+    import random
+
+    corpus = ["héllo wörld, naïve café 中文 日本語 ▁x"] * 30
+    kw = {"byte_fallback": True, "special_tokens": ["<s>", "<|x|>"]}
+    if pretokenizer:
+        kw["pretokenizer"] = pretokenizer
+    tok = trained(corpus, 300, **kw)
+    model = (tok.model.pieces, tok.model.scores, tok.model.kinds)
+    options = {"pretokenizer": pretokenizer or "metaspace"}
+    kinds = tok.model.kinds
+    rare = [i for i, k in enumerate(kinds) if k != "normal"]
+    spaced = [i for i, p in enumerate(tok.model.pieces) if p.startswith("▁")] or rare
+    rng = random.Random(5)
+    for _ in range(3000):
+        pools = [rare, spaced, range(len(kinds))]
+        ids = [rng.choice(rng.choice(pools)) for _ in range(rng.randint(0, 9))]
+        assert tok.decode(ids) == ref.decode(ids, model, **options), ids
+        raw = ref.decode(ids, model, errors="surrogateescape", **options)
+        assert tok.decode_bytes(ids) == raw.encode("utf-8", "surrogateescape"), ids
+        assert tok.decode(ids, errors="ignore") == ref.decode(
+            ids, model, errors="ignore", **options
+        )

@@ -347,40 +347,43 @@ class SentencePieceTokenizer:
         tokens decode to their text, ``<unk>`` to ``⁇``."""
         if self._flavor == "sentencepiece":
             # Valid UTF-8 as sentencepiece writes it, or the raw bytes for other errors.
-            data = self._decode_like_sentencepiece(ids, raw_bytes=errors != "replace")
+            raw_bytes = errors != "replace"
+            data = self._decode_in_core(self._foreign_core.decode, ids, self._extra, raw_bytes)
             return data.decode("utf-8", errors=errors)
+        if self._flavor == "bytepair" and errors == "replace":
+            return self._decode_in_core(self._core.decode, ids, False).decode("utf-8")
         ids = self._check(ids)
         if self._flavor == "bytepair":
+            # Other errors may drop bytes before a '▁' that then starts a text: the reference.
             return self._decode_bytepair(ids, errors)
         if errors != "replace":
-            return self._decode_bytes_checked(ids).decode("utf-8", errors=errors)
+            return self._tokenizers_bytes(ids).decode("utf-8", errors=errors)
         return self._decode_like_tokenizers(ids, None)
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The bytes :meth:`decode` writes, with byte pieces (``<0xC3>``) as
         their byte, valid UTF-8 or not."""
         if self._flavor == "sentencepiece":
-            return self._decode_like_sentencepiece(ids, raw_bytes=True)
-        return self._decode_bytes_checked(self._check(ids))
+            return self._decode_in_core(self._foreign_core.decode, ids, self._extra, True)
+        if self._flavor == "bytepair":
+            return self._decode_in_core(self._core.decode, ids, True)
+        return self._tokenizers_bytes(self._check(ids))
 
-    def _decode_like_sentencepiece(self, ids: Iterable[int], raw_bytes: bool) -> bytes:
-        """The core's port of bytepair.reference.sentencepiece.decode (and,
-        ``raw_bytes``, decode_bytes), as UTF-8."""
+    def _decode_in_core(self, decode, ids: Iterable[int], *options) -> bytes:
+        """``decode(ids, *options)``, a core's port of the reference's decoding;
+        a bad id is a ValueError naming it and its position."""
         if not isinstance(ids, (list, tuple)) and not hasattr(ids, "__array__"):
             # The core reads only sequences; a generator or dict view is read once, here.
             ids = self._check(ids)
         try:
-            return self._foreign_core.decode(ids, self._extra, raw_bytes)
+            return decode(ids, *options)
         except (OverflowError, TypeError):
             # Names the first bad id; valid ids the core could not read go in as a list.
-            return self._foreign_core.decode(self._check(ids), self._extra, raw_bytes)
+            return decode(self._check(ids), *options)
 
-    def _decode_bytes_checked(self, ids: list[int]) -> bytes:
+    def _tokenizers_bytes(self, ids: list[int]) -> bytes:
         # surrogateescape carries each byte of invalid UTF-8 through the text unchanged.
-        if self._flavor == "tokenizers":
-            text = self._decode_like_tokenizers(ids, "surrogateescape")
-        else:
-            text = self._decode_bytepair(ids, "surrogateescape")
+        text = self._decode_like_tokenizers(ids, "surrogateescape")
         return text.encode("utf-8", errors="surrogateescape")
 
     def decode_single_token_bytes(self, token: int) -> bytes:
@@ -405,17 +408,11 @@ class SentencePieceTokenizer:
         return piece.replace(METASPACE, " ").encode("utf-8")
 
     def _decode_bytepair(self, ids: list[int], errors: str) -> str:
-        """bytepair.reference.unigram.decode: byte pieces joined back into
-        UTF-8 (decoded with ``errors``; ``"replace"``: as sentencepiece, each
-        byte that does not start a valid character a U+FFFD, where Python
-        writes one for a truncated sequence), specials as their text."""
-        from .reference.normalize import decode_utf8_like_sentencepiece
-
-        def text_of(data: bytearray) -> str:
-            if errors == "replace":
-                return decode_utf8_like_sentencepiece(bytes(data))
-            return data.decode("utf-8", errors=errors)
-
+        """bytepair.reference.unigram.decode for ``errors`` other than
+        "replace" (the core's port serves that, and decode_bytes): the text
+        between special tokens, byte pieces and the others, decoded from
+        UTF-8 as one, so that where ``errors`` drops bytes a text may start
+        with the '▁' after them; specials as their text."""
         model = self._model
         parts: list[tuple[str, bool]] = []  # (text, is_special)
         pending = bytearray()
@@ -423,16 +420,15 @@ class SentencePieceTokenizer:
             piece, kind = model.pieces[i], model.kinds[i]
             if kind == "byte":
                 pending.append(int(piece[3:5], 16))
-                continue
-            if pending:
-                parts.append((text_of(pending), False))
-                pending.clear()
-            if kind == "control":
+            elif kind == "control":
+                if pending:
+                    parts.append((pending.decode("utf-8", errors=errors), False))
+                    pending.clear()
                 parts.append((piece, True))
             else:
-                parts.append((UNK_SURFACE if kind == "unknown" else piece, False))
+                pending += (UNK_SURFACE if kind == "unknown" else piece).encode("utf-8")
         if pending:
-            parts.append((text_of(pending), False))
+            parts.append((pending.decode("utf-8", errors=errors), False))
         if model.pretokenizer is None:
             # Text at the start and after each special began with the dummy '▁'.
             parts = [

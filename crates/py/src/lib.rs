@@ -1079,6 +1079,7 @@ fn trained_with_progress(
 #[pyclass(frozen, module = "bytepair._native")]
 struct CoreUnigram {
     inner: bytepair_core::unigram::UnigramTokenizer,
+    decoder: bytepair_core::unigram::UnigramDecoder,
     ints: IdInts,
 }
 
@@ -1125,13 +1126,14 @@ impl CoreUnigram {
         pattern: Option<&str>,
         normalize: Vec<String>,
     ) -> PyResult<Self> {
-        use bytepair_core::unigram::{UnigramModel, UnigramTokenizer, Words};
+        use bytepair_core::unigram::{UnigramDecoder, UnigramModel, UnigramTokenizer, Words};
         let size = pieces.len();
-        let inner = without_gil(py, || {
+        let (inner, decoder) = without_gil(py, || {
             let kinds = kinds
                 .iter()
                 .map(|k| unigram_kind(k))
                 .collect::<Result<Vec<_>, _>>()?;
+            let decoder = UnigramDecoder::new(&pieces, &kinds, pretokenizer == "metaspace")?;
             let model = UnigramModel::new(
                 pieces,
                 scores,
@@ -1144,15 +1146,29 @@ impl CoreUnigram {
                 "metaspace" => Words::Metaspace,
                 kind => Words::Pretokenized(self::pretokenizer(kind, pattern)?),
             };
-            Ok(
+            let tokenizer =
                 UnigramTokenizer::new(model, SpecialTokens::new(special_tokens)?, words)
-                    .with_normalizer(Normalizer::from_names(&normalize)?),
-            )
+                    .with_normalizer(Normalizer::from_names(&normalize)?);
+            Ok((tokenizer, decoder))
         })?;
         Ok(Self {
             inner,
+            decoder,
             ints: IdInts::new(size),
         })
+    }
+
+    /// The text of `ids` as UTF-8 bytes (bytepair.reference.unigram.decode
+    /// with errors "replace"), or with `raw_bytes` the byte pieces' bytes as
+    /// they are (its text with errors "surrogateescape", encoded back).
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<u32>,
+        raw_bytes: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = without_gil(py, || self.decoder.decode(&ids, raw_bytes))?;
+        Ok(PyBytes::new(py, &bytes))
     }
 
     fn encode<'py>(

@@ -103,7 +103,7 @@ impl SpDecoder {
 }
 
 /// The byte of a piece `<0xXX>`.
-fn byte_of(piece: &str) -> Option<u8> {
+pub(crate) fn byte_of(piece: &str) -> Option<u8> {
     let hex = piece.strip_prefix("<0x")?.strip_suffix('>')?;
     (hex.len() == 2 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| u8::from_str_radix(hex, 16).ok())
@@ -111,21 +111,26 @@ fn byte_of(piece: &str) -> Option<u8> {
 }
 
 /// Writes a run of byte pieces' bytes: as they are, or as sentencepiece
-/// decodes them (one U+FFFD for each byte that starts no valid character;
-/// the bytes after an invalid one's first are continuation bytes, which
-/// start none either).
+/// decodes them ([`write_like_sentencepiece`]).
 fn flush_bytes(pending: &mut Vec<u8>, raw_bytes: bool, out: &mut Vec<u8>) {
     if raw_bytes {
         out.extend_from_slice(pending);
-        pending.clear();
-        return;
+    } else {
+        write_like_sentencepiece(pending, out);
     }
-    let mut rest = &pending[..];
+    pending.clear();
+}
+
+/// `bytes` as sentencepiece decodes them: valid characters as they are, one
+/// U+FFFD for each byte that starts none (the bytes after an invalid
+/// sequence's first are continuation bytes, which start none either).
+pub(crate) fn write_like_sentencepiece(bytes: &[u8], out: &mut Vec<u8>) {
+    let mut rest = bytes;
     while !rest.is_empty() {
         match std::str::from_utf8(rest) {
             Ok(valid) => {
                 out.extend_from_slice(valid.as_bytes());
-                break;
+                return;
             }
             Err(error) => {
                 let (valid, after) = rest.split_at(error.valid_up_to());
@@ -138,5 +143,4 @@ fn flush_bytes(pending: &mut Vec<u8>, raw_bytes: bool, out: &mut Vec<u8>) {
             }
         }
     }
-    pending.clear();
 }

@@ -16,7 +16,7 @@
 //! backward sampling): the same distribution, not sentencepiece's draws.
 
 mod bpe;
-mod decode;
+pub(crate) mod decode;
 pub mod hf;
 mod normalize;
 mod unigram;

@@ -6,6 +6,7 @@
 //! cut by the caller (metaspace or a pre-tokenizer); here a word is a `&str`
 //! whose characters are the lattice positions.
 
+mod decode;
 pub(crate) mod lattice;
 mod seeds;
 mod text;
@@ -14,6 +15,7 @@ mod train;
 use std::cell::RefCell;
 use std::ops::Range;
 
+pub use decode::{UnigramDecoder, UNK_SURFACE};
 pub use lattice::lse2;
 pub use text::{UnigramTokenizer, Words};
 pub use train::{digamma, train, Progress, Round, Stage, UnigramConfig, UnigramTrained};
