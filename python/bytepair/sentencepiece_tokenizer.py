@@ -23,7 +23,7 @@ import operator
 import os
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional, Union
@@ -37,6 +37,7 @@ from .tokenizer import (
     _checked_ids,
     _finder,
     _on_text,
+    default_choice,
     select_specials,
 )
 
@@ -90,6 +91,7 @@ class SentencePieceTokenizer:
         "_piece_index",
         "_training",
         "_extra",
+        "_default_selection",
     )
 
     def __init__(
@@ -116,6 +118,12 @@ class SentencePieceTokenizer:
             (p, i) for i, (p, k) in enumerate(zip(model.pieces, model.kinds)) if k == "control"
         ]
         self._special_index = {text: n for n, (text, _) in enumerate(specials)}
+        self._default_selection = {
+            name: tuple(
+                map(frozenset, select_specials(self._special_index, allowed, "all", (), False))
+            )
+            for name, allowed in (("none", ()), ("all", "all"))
+        }
         self._core = None
         self._piece_index: Optional[dict[str, int]] = None
         self._foreign_core = None
@@ -153,11 +161,25 @@ class SentencePieceTokenizer:
     ):
         """The core's (allowed, disallowed) indices, as :class:`Tokenizer` reads
         the two arguments (tiktoken's way: see ``tokenizer.select_specials``)."""
+        allowed, disallowed = self._selected(allowed_special, disallowed_special, texts, batch)
         index = self._special_index
-        allowed, disallowed = select_specials(
-            index, allowed_special, disallowed_special, texts, batch
-        )
         return sorted(index[t] for t in allowed), sorted(index[t] for t in disallowed)
+
+    def _selected(
+        self,
+        allowed_special: SpecialSet,
+        disallowed_special: SpecialSet,
+        texts: Sequence[object],
+        batch: bool,
+    ) -> tuple[Collection[str], Collection[str]]:
+        """``select_specials`` of the model's special tokens; the outcome of
+        the usual arguments, which depends on no text, kept from call to call."""
+        default = default_choice(allowed_special, disallowed_special)
+        if default is None:
+            return select_specials(
+                self._special_index, allowed_special, disallowed_special, texts, batch
+            )
+        return self._default_selection[default]
 
     def _check_loaded_specials(
         self,
@@ -172,9 +194,7 @@ class SentencePieceTokenizer:
         (sentencepiece as plain text, tokenizers by cutting out its added
         tokens), so no special token can be allowed, and the text of a
         disallowed one raises DisallowedSpecialError as Tokenizer does."""
-        allowed, disallowed = select_specials(
-            self._special_index, allowed_special, disallowed_special, texts, batch
-        )
+        allowed, disallowed = self._selected(allowed_special, disallowed_special, texts, batch)
         library = self._flavor
         source = "a SentencePiece .model file" if library == "sentencepiece" else "a tokenizer.json"
         if allowed:

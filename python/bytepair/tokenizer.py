@@ -213,6 +213,19 @@ def select_specials(
     return allowed, disallowed
 
 
+def default_choice(allowed_special: SpecialSet, disallowed_special: SpecialSet) -> Optional[str]:
+    """ "none" or "all" for the two argument pairs most calls pass (nothing or
+    everything allowed, the rest disallowed), whose outcome depends on no
+    text and can be kept; None for any other."""
+    if type(disallowed_special) is not str or disallowed_special != "all":
+        return None
+    if type(allowed_special) is str and allowed_special == "all":
+        return "all"
+    if type(allowed_special) in (frozenset, set, tuple, list) and not allowed_special:
+        return "none"
+    return None
+
+
 class Tokenizer:
     """A byte-level BPE tokenizer (vocabulary, merges, special tokens, pre-tokenizer)."""
 
@@ -272,11 +285,9 @@ class Tokenizer:
         :func:`select_specials`; the core checks the special tokens). The
         model's non-special added tokens are always allowed: a name of one in
         ``disallowed_special`` is left out (it is cut out, not refused)."""
-        if type(disallowed_special) is str and disallowed_special == "all":
-            if type(allowed_special) is str and allowed_special == "all":
-                return self._default_specials["all"]
-            if type(allowed_special) in (frozenset, set, tuple, list) and not allowed_special:
-                return self._default_specials["none"]
+        default = default_choice(allowed_special, disallowed_special)
+        if default is not None:
+            return self._default_specials[default]
         return self._chosen_specials(allowed_special, disallowed_special, texts, batch)
 
     def _chosen_specials(
