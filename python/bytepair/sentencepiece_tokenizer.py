@@ -16,6 +16,7 @@ Where the model comes from decides the exact behaviour ("flavor"):
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import numbers
@@ -92,6 +93,7 @@ class SentencePieceTokenizer:
         "_training",
         "_extra",
         "_default_selection",
+        "_tokenizers_decoder",
     )
 
     def __init__(
@@ -127,13 +129,21 @@ class SentencePieceTokenizer:
         self._core = None
         self._piece_index: Optional[dict[str, int]] = None
         self._foreign_core = None
+        self._tokenizers_decoder = None
         if flavor == "sentencepiece":
             from .reference.sentencepiece import DEFAULT_UNK_SURFACE
 
             self._extra = DEFAULT_UNK_SURFACE if extra is None else extra  # what <unk> decodes to
             self._foreign_core = _sentencepiece_core(model)
         elif flavor == "tokenizers":
+            from .formats.hf_unigram import decoder_json, decoder_steps
+            from .reference.hf_unigram import decode_tokens
+
             self._foreign_core = _tokenizers_core(model, extra)
+            # The file's decoder (tokens, errors) -> text, read once: decoding
+            # re-read its JSON at every call.
+            steps = decoder_steps(decoder_json(model, extra))
+            self._tokenizers_decoder = functools.partial(decode_tokens, steps)
         elif flavor == "bytepair":
             pre = model.pretokenizer
             normal_lengths = [len(p) for p, k in zip(model.pieces, model.kinds) if k == "normal"]
@@ -466,9 +476,8 @@ class SentencePieceTokenizer:
         with none, joined by spaces). ``errors=None``: each byte of an
         invalid run of byte pieces a U+FFFD, as tokenizers' ByteFallback
         writes it; else each such byte decoded with ``errors``."""
-        from .reference import hf_unigram
-
-        return hf_unigram.decode(self._model, self._extra, ids, errors)
+        pieces = self._model.pieces
+        return self._tokenizers_decoder([pieces[i] for i in ids], errors)
 
     # ---- The vocabulary ----
 

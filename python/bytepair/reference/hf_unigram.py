@@ -415,10 +415,26 @@ def decode(
     how ByteFallback writes a byte of invalid UTF-8, instead of U+FFFD.
     A decoder on which tokenizers panics is a ValueError."""
     tokens = [model.pieces[i] for i in ids]
-    steps = decoder_steps(decoder_json(model, pipeline))
+    return decode_tokens(decoder_steps(decoder_json(model, pipeline)), tokens, errors)
+
+
+def decode_tokens(
+    steps: Optional[list[DecoderStep]], tokens: list[str], errors: Optional[str] = None
+) -> str:
+    """:func:`decode` of the tokens, given the steps of the file's decoder
+    (``formats.hf_unigram.decoder_steps``; None for none: the tokens joined
+    by spaces)."""
     if steps is None:
         return " ".join(tokens)
     return "".join(decode_chain(steps, tokens, errors))
 
 
-__all__ = ["WHITE_SPACE", "decode", "decode_chain", "encode", "normalize", "pre_tokenize"]
+__all__ = [
+    "WHITE_SPACE",
+    "decode",
+    "decode_chain",
+    "decode_tokens",
+    "encode",
+    "normalize",
+    "pre_tokenize",
+]
