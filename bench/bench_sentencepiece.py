@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 import warnings
 
+from bench_checks import first_difference
 from bench_harness import (
     MB,
     Results,
@@ -28,13 +29,6 @@ MODELS = (
     "sp_test_ja_model",
 )
 CORPORA = ("en", "multilingual")
-
-
-def first_difference(ours: list, theirs: list) -> str:
-    at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), None)
-    if at is None:
-        return f"lengths {len(ours):,} and {len(theirs):,}"
-    return f"first at {at:,}: {ours[at]!r} vs {theirs[at]!r}"
 
 
 def run(args, ctx, results: Results) -> None:
@@ -90,7 +84,9 @@ def compare(args, results: Results, what: str, ours, theirs, text: str) -> list[
     want = theirs.encode(text)
     got = ours.encode_ordinary(text)
     if got != want:
-        results.problems.append(f"ids DIFFER — sentencepiece {what}: {first_difference(got, want)}")
+        results.problems.append(
+            f"ids DIFFER — sentencepiece {what}: {first_difference([got], [want])}"
+        )
         return [[what, "encode", "ids differ", "", "", ""]]
     results.checks.append(f"sentencepiece {what}: bytepair's ids are sentencepiece's")
     decoded = theirs.decode(want)

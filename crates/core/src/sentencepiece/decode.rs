@@ -31,11 +31,7 @@ impl SpDecoder {
         let mut texts = Vec::with_capacity(pieces.len());
         for (id, (piece, &kind)) in pieces.iter().zip(kinds).enumerate() {
             let text: Box<[u8]> = match kind {
-                Kind::Byte => Box::new([byte_of(piece).ok_or_else(|| {
-                    Error::InvalidVocabulary(format!(
-                        "piece {id} {piece:?} is a byte piece, but not <0xXX>"
-                    ))
-                })?]),
+                Kind::Byte => Box::new([byte_piece(id, piece)?]),
                 _ => piece.replace(SPACE_SYMBOL, " ").into_bytes().into(),
             };
             texts.push(text);
@@ -61,64 +57,87 @@ impl SpDecoder {
         raw_bytes: bool,
     ) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(ids.len() * 4);
-        let mut pending = Vec::new();
         let mut expecting_bos_space = true;
         let mut bos_space_seen = false;
-        for (position, &id) in ids.iter().enumerate() {
-            let Some(&kind) = self.kinds.get(id as usize) else {
-                return Err(Error::UnknownId {
-                    id,
-                    position,
-                    size: self.kinds.len(),
-                });
+        let byte =
+            |id: u32| (self.kinds[id as usize] == Kind::Byte).then(|| self.texts[id as usize][0]);
+        for_each_part(ids, self.kinds.len(), byte, |part| {
+            let id = match part {
+                Part::Bytes(bytes) if raw_bytes => return out.extend_from_slice(bytes),
+                Part::Bytes(bytes) => return write_like_sentencepiece(bytes, &mut out),
+                Part::Piece(id) => id as usize,
             };
-            let text = &self.texts[id as usize];
-            if kind == Kind::Byte {
-                pending.push(text[0]);
-                continue;
-            }
-            flush_bytes(&mut pending, raw_bytes, &mut out);
             if bos_space_seen || !out.is_empty() {
                 expecting_bos_space = false;
             }
             bos_space_seen = false;
-            match kind {
-                Kind::Control => continue,
-                Kind::Unknown => {
-                    out.extend_from_slice(unk_surface.as_bytes());
-                    continue;
-                }
+            match self.kinds[id] {
+                Kind::Control => return,
+                Kind::Unknown => return out.extend_from_slice(unk_surface.as_bytes()),
                 _ => {}
             }
-            let mut text = &text[..];
-            if expecting_bos_space && self.strips_bos_space && self.leading_space[id as usize] {
+            let mut text = &self.texts[id][..];
+            if expecting_bos_space && self.strips_bos_space && self.leading_space[id] {
                 text = &text[1..]; // the space `▁` became
                 bos_space_seen = !self.remove_extra_whitespaces;
             }
             out.extend_from_slice(text);
-        }
-        flush_bytes(&mut pending, raw_bytes, &mut out);
+        })?;
         Ok(out)
     }
 }
 
+/// What decoding walks: a run of byte pieces, their bytes joined, or another piece.
+pub(crate) enum Part<'a> {
+    Bytes(&'a [u8]),
+    Piece(u32),
+}
+
+/// Calls `f` with the parts of `ids` in order (`byte`: the byte of a byte
+/// piece's id, None for any other); an id of `size` or more is an error
+/// naming it and its position.
+pub(crate) fn for_each_part(
+    ids: &[u32],
+    size: usize,
+    byte: impl Fn(u32) -> Option<u8>,
+    mut f: impl FnMut(Part<'_>),
+) -> Result<()> {
+    let mut pending = Vec::new();
+    for (position, &id) in ids.iter().enumerate() {
+        if id as usize >= size {
+            return Err(Error::UnknownId { id, position, size });
+        }
+        if let Some(value) = byte(id) {
+            pending.push(value);
+            continue;
+        }
+        if !pending.is_empty() {
+            f(Part::Bytes(&pending));
+            pending.clear();
+        }
+        f(Part::Piece(id));
+    }
+    if !pending.is_empty() {
+        f(Part::Bytes(&pending));
+    }
+    Ok(())
+}
+
+/// The byte of piece `id`, a byte piece `<0xXX>`, or an error naming it.
+pub(crate) fn byte_piece(id: usize, piece: &str) -> Result<u8> {
+    byte_of(piece).ok_or_else(|| {
+        Error::InvalidVocabulary(format!(
+            "piece {id} {piece:?} is a byte piece, but not <0xXX>"
+        ))
+    })
+}
+
 /// The byte of a piece `<0xXX>`.
-pub(crate) fn byte_of(piece: &str) -> Option<u8> {
+fn byte_of(piece: &str) -> Option<u8> {
     let hex = piece.strip_prefix("<0x")?.strip_suffix('>')?;
     (hex.len() == 2 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| u8::from_str_radix(hex, 16).ok())
         .flatten()
-}
-
-/// Writes a run of byte pieces' bytes: as they are, or as sentencepiece
-/// decodes them ([`write_like_sentencepiece`]).
-fn flush_bytes(pending: &mut Vec<u8>, raw_bytes: bool, out: &mut Vec<u8>) {
-    if raw_bytes {
-        out.extend_from_slice(pending);
-    } else {
-        write_like_sentencepiece(pending, out);
-    }
-    pending.clear();
 }
 
 /// `bytes` as sentencepiece decodes them: valid characters as they are, one

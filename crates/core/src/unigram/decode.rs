@@ -2,9 +2,9 @@
 //! `bytepair.reference.unigram.decode`, whose docstring gives the rules.
 
 use super::Kind;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::metaspace::METASPACE;
-use crate::sentencepiece::decode::{byte_of, write_like_sentencepiece};
+use crate::sentencepiece::decode::{byte_piece, for_each_part, write_like_sentencepiece, Part};
 
 /// What an `<unk>` decodes to (`bytepair.reference.unigram.UNK_SURFACE`).
 pub const UNK_SURFACE: &str = "\u{2047}";
@@ -25,11 +25,7 @@ impl UnigramDecoder {
         let mut texts = Vec::with_capacity(pieces.len());
         for (id, (piece, &kind)) in pieces.iter().zip(kinds).enumerate() {
             texts.push(match kind {
-                Kind::Byte => Box::new([byte_of(piece).ok_or_else(|| {
-                    Error::InvalidVocabulary(format!(
-                        "piece {id} {piece:?} is a byte piece, but not <0xXX>"
-                    ))
-                })?]) as Box<[u8]>,
+                Kind::Byte => Box::new([byte_piece(id, piece)?]) as Box<[u8]>,
                 Kind::Unknown => UNK_SURFACE.as_bytes().into(),
                 _ => piece.as_bytes().into(),
             });
@@ -47,38 +43,24 @@ impl UnigramDecoder {
     /// they are (a `▁` in them is three valid bytes either way).
     pub fn decode(&self, ids: &[u32], raw_bytes: bool) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(ids.len() * 4);
-        let mut pending = Vec::new();
         // The next text part is the first, or follows a special token.
         let mut starts_text = true;
-        for (position, &id) in ids.iter().enumerate() {
-            let Some(&kind) = self.kinds.get(id as usize) else {
-                return Err(Error::UnknownId {
-                    id,
-                    position,
-                    size: self.kinds.len(),
-                });
-            };
-            let text = &self.texts[id as usize];
-            if kind == Kind::Byte {
-                pending.push(text[0]);
-                continue;
-            }
-            if !pending.is_empty() {
-                self.write_bytes(&pending, raw_bytes, starts_text, &mut out);
-                pending.clear();
+        let byte =
+            |id: u32| (self.kinds[id as usize] == Kind::Byte).then(|| self.texts[id as usize][0]);
+        for_each_part(ids, self.kinds.len(), byte, |part| match part {
+            Part::Bytes(bytes) => {
+                self.write_bytes(bytes, raw_bytes, starts_text, &mut out);
                 starts_text = false;
             }
-            if kind == Kind::Control {
-                out.extend_from_slice(text);
+            Part::Piece(id) if self.kinds[id as usize] == Kind::Control => {
+                out.extend_from_slice(&self.texts[id as usize]);
                 starts_text = true;
-            } else {
-                self.write_text(text, starts_text, &mut out);
+            }
+            Part::Piece(id) => {
+                self.write_text(&self.texts[id as usize], starts_text, &mut out);
                 starts_text = false;
             }
-        }
-        if !pending.is_empty() {
-            self.write_bytes(&pending, raw_bytes, starts_text, &mut out);
-        }
+        })?;
         Ok(out)
     }
 
