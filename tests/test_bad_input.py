@@ -320,6 +320,78 @@ def test_a_model_built_by_hand_is_checked_field_by_field():
             bytepair.Tokenizer(model)
 
 
+def test_a_bad_field_of_a_model_built_by_hand_is_named():
+    """Each field's shape is checked when the model is made; before, most of
+    these failed inside dict() or the core, naming no field."""
+    from bytepair import BPEModel, Pretokenizer
+    from bytepair.pretokenizers import resolve
+
+    tokens = tuple(bytes([b]) for b in range(256)) + (b"<s>",)
+    pre, specials = resolve("gpt2"), {"<s>": 256}
+    cases = [
+        ({"tokens": None}, TypeError, r"BPEModel\.tokens must be a sequence .*not NoneType"),
+        ({"tokens": "abc"}, TypeError, r"BPEModel\.tokens must be a sequence .*not str"),
+        ({"merges": 5}, TypeError, r"BPEModel\.merges must be a sequence .*not int"),
+        ({"special_tokens": None}, TypeError, r"BPEModel\.special_tokens must be a mapping"),
+        ({"pretokenizer": "gpt2"}, TypeError, r"BPEModel\.pretokenizer must be a Pretokenizer"),
+        (
+            {"pretokenizer": Pretokenizer("regex", None)},
+            ValueError,
+            r"BPEModel\.pretokenizer: a regex pre-tokenizer needs a pattern",
+        ),
+        (
+            {"pretokenizer": Pretokenizer("gpt2", r"\w+")},
+            ValueError,
+            r"BPEModel\.pretokenizer: '\\\\w\+' is not the pattern of the gpt2",
+        ),
+        (
+            {"pretokenizer": Pretokenizer("gpt3", None)},
+            ValueError,
+            r"BPEModel\.pretokenizer: unknown kind 'gpt3'",
+        ),
+        (
+            {"special_token_strip": [("<s>", (True, False))]},
+            TypeError,
+            r"BPEModel\.special_token_strip must be a mapping",
+        ),
+        (
+            {"special_token_strip": {"<s>": True}},
+            TypeError,
+            r"BPEModel\.special_token_strip\['<s>'\] is True, not a pair \(lstrip, rstrip\)",
+        ),
+        (
+            {"special_token_strip": {"<s>": (1, 0)}},
+            TypeError,
+            r"BPEModel\.special_token_strip\['<s>'\] is \(1, 0\)",
+        ),
+        (
+            {"special_token_strip": {"<t>": (True, False)}},
+            ValueError,
+            r"BPEModel\.special_token_strip names '<t>', which is not a key of special_tokens",
+        ),
+        ({"normalize": "nfc"}, TypeError, r"BPEModel\.normalize must be a tuple, not str"),
+        ({"normalize": ("nfd",)}, ValueError, r"BPEModel\.normalize: unknown normalization 'nfd'"),
+        ({"normalize": (1,)}, TypeError, r"BPEModel\.normalize: .*not int"),
+        (
+            {"normalize": ("lowercase", "nfc")},
+            ValueError,
+            r"BPEModel\.normalize must be \('nfc', 'lowercase'\) \(the form first\)",
+        ),
+        ({"added_tokens": None}, TypeError, r"BPEModel\.added_tokens must be a collection"),
+    ]
+    fields = {"tokens": tokens, "merges": (), "special_tokens": specials, "pretokenizer": pre}
+    for bad, error, message in cases:
+        with pytest.raises(error, match=message):
+            BPEModel(**{**fields, **bad})
+    # What the core reads entry by entry names the field too.
+    with pytest.raises(ValueError, match=r"BPEModel\.special_tokens: special token '<s>' has"):
+        bytepair.Tokenizer(BPEModel(tokens, (), {"<s>": -1}, pre))
+    model = BPEModel(
+        tokens, (), specials, pre, special_token_strip={"<s>": (True, False)}, normalize=("nfc",)
+    )
+    assert bytepair.Tokenizer(model).encode(" <s>", allowed_special="all") == [256]
+
+
 def test_models_built_by_hand_take_numpy_integers_as_the_core_does(shared_data):
     import dataclasses
 

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -571,6 +572,31 @@ def test_analyze_checks_the_plot_path_before_the_sweep(tmp_path, corpus_file, ca
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and len(trained) == 1
     assert run(*args, "--plot", tmp_path / "new" / "sweep.png") == 0
     assert (tmp_path / "new" / "sweep.png").is_file()
+
+
+def test_analyze_reads_a_text_that_is_not_a_regular_file(tmp_path, tokenizer_file, capsys):
+    # /dev/null is an empty text, as an empty file is; a named pipe is read as a file is.
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    assert_user_error(capsys, run("analyze", tokenizer_file, "--text", empty), "empty")
+    code = run("analyze", tokenizer_file, "--text", os.devnull)
+    err = assert_user_error(capsys, code, "empty")
+    assert "no such file" not in err
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "text.fifo"
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=fifo.write_bytes, args=(CORPUS.encode("utf-8"),))
+        writer.start()
+        try:
+            assert run("analyze", tokenizer_file, "--text", fifo, "--format", "json") == 0
+        finally:
+            writer.join()
+        row = json.loads(capsys.readouterr().out)["tokenizers"][0]
+        assert row["bytes_per_token"] > 1
+    code = run("analyze", tokenizer_file, "--text", tmp_path / "missing.txt")
+    assert_user_error(capsys, code, "--text", "missing.txt", "no such file")
+    code = run("analyze", tokenizer_file, "--text", tmp_path)
+    assert_user_error(capsys, code, "--text", "is a directory")
 
 
 # ---- demo ----

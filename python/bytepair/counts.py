@@ -45,7 +45,7 @@ from typing import Callable, Optional, Union
 from . import _native
 from .errors import FormatError
 from .formats import replace_directory
-from .pretokenizers import BUILTIN_PATTERNS, PretokenizerSpec, resolve
+from .pretokenizers import BUILTIN_PATTERNS, PretokenizerSpec, kind_and_pattern_problem, resolve
 from .training import MAX_COUNT  # counts are 64-bit in the core and in the shards
 
 FORMAT = "bytepair-counts"
@@ -636,21 +636,11 @@ def _check_manifest(manifest: dict, directory: Path, path: Path) -> None:
         if key not in manifest:
             raise FormatError(path, "missing", key)
     kind, pattern = manifest["pretokenizer"], manifest["pattern"]
-    if kind != "regex" and (not isinstance(kind, str) or kind not in BUILTIN_PATTERNS):
-        kinds = ", ".join([*BUILTIN_PATTERNS, "regex"])
-        raise FormatError(path, f"{kind!r} is not a pre-tokenizer ({kinds})", "pretokenizer")
-    if kind != "regex" and pattern != BUILTIN_PATTERNS[kind]:
-        raise FormatError(
-            path,
-            f"{pattern!r} is not the pattern of the {kind} pre-tokenizer "
-            f"({BUILTIN_PATTERNS[kind]!r})",
-            "pattern",
-        )
+    problem = kind_and_pattern_problem(kind, pattern)
+    if problem is not None:
+        part, why = problem
+        raise FormatError(path, why, "pretokenizer" if part == "kind" else "pattern")
     if kind == "regex":
-        if not isinstance(pattern, str):
-            raise FormatError(
-                path, f"a regex pre-tokenizer needs a pattern, not {pattern!r}", "pattern"
-            )
         for name, builtin in BUILTIN_PATTERNS.items():
             if pattern == builtin:
                 raise FormatError(

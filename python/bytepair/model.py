@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Optional
 
-from .pretokenizers import Pretokenizer
+from .normalization import check_normalize_field
+from .pretokenizers import Pretokenizer, kind_and_pattern_problem
 
 
 @dataclass(frozen=True)
@@ -53,25 +54,53 @@ class BPEModel:
     added_tokens: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        # Each field's shape is checked here, so that a model built by hand gets
+        # an error naming the field (as SentencePieceModel's do); the entries of
+        # tokens and merges, a whole vocabulary, are left to the core, which
+        # names the id or the rank.
+        _check_sequence(self.tokens, "tokens", "a sequence of bytes (or None), one per id")
+        if self.merges is not None:
+            _check_sequence(self.merges, "merges", "a sequence of (id, id) pairs, or None")
+        _check_pretokenizer(self.pretokenizer)
         # A frozen dataclass: fields are set past its __setattr__. The copies keep
         # a caller's dict (or a Tokenizer's model) from being changed afterwards.
-        object.__setattr__(self, "special_tokens", MappingProxyType(dict(self.special_tokens)))
-        strip = MappingProxyType(dict(self.special_token_strip))
-        object.__setattr__(self, "special_token_strip", strip)
+        specials = _mapping(self.special_tokens, "special_tokens", "text -> id")
+        object.__setattr__(self, "special_tokens", MappingProxyType(specials))
+        strip = _mapping(
+            self.special_token_strip, "special_token_strip", "text -> (lstrip, rstrip)"
+        )
+        for text, pair in strip.items():
+            if text not in specials:
+                raise ValueError(
+                    f"{_NAME}.special_token_strip names {text!r}, which is not a key of "
+                    "special_tokens"
+                )
+            if not (
+                isinstance(pair, tuple)
+                and len(pair) == 2
+                and all(isinstance(b, bool) for b in pair)
+            ):
+                raise TypeError(
+                    f"{_NAME}.special_token_strip[{text!r}] is {pair!r}, not a pair "
+                    "(lstrip, rstrip) of bools"
+                )
+        object.__setattr__(self, "special_token_strip", MappingProxyType(strip))
+        check_normalize_field(self.normalize, f"{_NAME}.normalize")
         added = self.added_tokens
         if isinstance(added, str):
             raise TypeError(
-                f"added_tokens must be a collection of str, not the string {added!r} "
+                f"{_NAME}.added_tokens must be a collection of str, not the string {added!r} "
                 f"(for one token write ({added!r},))"
             )
+        _check_sequence(added, "added_tokens", "a collection of str", Collection)
         chosen = set()
         for text in added:
             if not isinstance(text, str):
-                raise TypeError(f"added_tokens holds {text!r}, which is not a str")
+                raise TypeError(f"{_NAME}.added_tokens holds {text!r}, which is not a str")
             if text not in self.special_tokens:
                 raise ValueError(
-                    f"added token {text!r} is not a key of special_tokens (an added token "
-                    "is one of them, with its id there)"
+                    f"{_NAME}.added_tokens: {text!r} is not a key of special_tokens (an added "
+                    "token is one of them, with its id there)"
                 )
             chosen.add(text)
         # In the order of special_tokens, so that equal models compare equal.
@@ -92,6 +121,35 @@ class BPEModel:
                 self.added_tokens,
             ),
         )
+
+
+_NAME = "BPEModel"
+
+
+def _check_sequence(value: object, field: str, expected: str, kind: type = Sequence) -> None:
+    # A str or bytes is a sequence too, of characters or ints: never what is meant.
+    if isinstance(value, (str, bytes, bytearray)) or not isinstance(value, kind):
+        raise TypeError(f"{_NAME}.{field} must be {expected}, not {type(value).__name__}")
+
+
+def _mapping(value: object, field: str, expected: str) -> dict:
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"{_NAME}.{field} must be a mapping ({expected}), not {type(value).__name__}"
+        )
+    return dict(value)
+
+
+def _check_pretokenizer(pretokenizer: object) -> None:
+    name = f"{_NAME}.pretokenizer"
+    if not isinstance(pretokenizer, Pretokenizer):
+        raise TypeError(
+            f"{name} must be a Pretokenizer (bytepair.pretokenizers.resolve('gpt2') gives "
+            f"one), not {type(pretokenizer).__name__}"
+        )
+    problem = kind_and_pattern_problem(pretokenizer.kind, pretokenizer.pattern)
+    if problem is not None:
+        raise ValueError(f"{name}: {problem[1]}")
 
 
 @dataclass(frozen=True)

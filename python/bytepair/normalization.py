@@ -43,3 +43,16 @@ def resolve_normalize(spec: NormalizeSpec) -> tuple[str, ...]:
     if len(set(forms)) > 1:
         raise ValueError(f"normalize takes at most one of nfc and nfkc, not {forms}")
     return (*dict.fromkeys(forms), *(("lowercase",) if "lowercase" in names else ()))
+
+
+def check_normalize_field(names: object, field: str) -> None:
+    """A model's ``normalize`` (``field`` names it in errors): a tuple of
+    names in the canonical order :func:`resolve_normalize` gives."""
+    if not isinstance(names, tuple):
+        raise TypeError(f"{field} must be a tuple, not {type(names).__name__}")
+    try:
+        canonical = resolve_normalize(names)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{field}: {error}") from None
+    if canonical != names:
+        raise ValueError(f"{field} must be {canonical!r} (the form first), not {names!r}")

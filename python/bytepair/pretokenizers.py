@@ -77,6 +77,25 @@ class Pretokenizer:
 
 PretokenizerSpec = Union[str, "Pretokenizer", object]
 
+
+def kind_and_pattern_problem(kind: object, pattern: object) -> Optional[tuple[str, str]]:
+    """What makes (``kind``, ``pattern``) not a pre-tokenizer, as (the part at
+    fault, "kind" or "pattern"; why), or None. A builtin kind comes with its own
+    pattern only: the core runs the builtin, and the formats write the pattern."""
+    if kind == "regex":
+        if not isinstance(pattern, str) or not pattern:
+            return "pattern", f"a regex pre-tokenizer needs a pattern, not {pattern!r}"
+        return None
+    if not isinstance(kind, str) or kind not in BUILTIN_PATTERNS:
+        return "kind", f"unknown kind {kind!r} (known: {', '.join(BUILTIN_PATTERNS)}, regex)"
+    if pattern != BUILTIN_PATTERNS[kind]:
+        return "pattern", (
+            f"{pattern!r} is not the pattern of the {kind} pre-tokenizer "
+            f"({BUILTIN_PATTERNS[kind]!r}; bytepair.pretokenizers.resolve({kind!r}) gives it)"
+        )
+    return None
+
+
 # Flags of a compiled pattern that the core's engine (fancy-regex) reads as the
 # same inline flag; the `regex` module numbers its flags like `re` for these four.
 _INLINE_FLAGS = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}

@@ -668,24 +668,15 @@ def _check_model(model: object, flavor: str) -> None:
 
 
 def _check_normalize(model: SentencePieceModel, flavor: str) -> None:
-    from .normalization import resolve_normalize
+    from .normalization import check_normalize_field
 
     name = "SentencePieceModel.normalize"
-    if not isinstance(model.normalize, tuple):
-        raise TypeError(f"{name} must be a tuple, not {type(model.normalize).__name__}")
-    if not model.normalize:
-        return
-    if flavor != "bytepair":
+    check_normalize_field(model.normalize, name)
+    if model.normalize and flavor != "bytepair":
         raise ValueError(
             f"{name} is {model.normalize!r}: a {flavor} model normalizes as its file says "
             "(SentencePieceModel.normalizer, and a tokenizer.json's pipeline)"
         )
-    try:
-        canonical = resolve_normalize(model.normalize)
-    except (TypeError, ValueError) as error:
-        raise type(error)(f"{name}: {error}") from None
-    if canonical != model.normalize:
-        raise ValueError(f"{name} must be {canonical!r} (the form first), not {model.normalize!r}")
 
 
 def _looks_valid(model: SentencePieceModel, allowed_kinds: tuple[str, ...]) -> bool:

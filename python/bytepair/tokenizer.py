@@ -96,18 +96,21 @@ def _check_special_tokens(model: BPEModel) -> None:
     built by hand gets an error naming the token (the core's argument reading
     names the index of a bad token or merge; the core then checks what the
     values mean: merges that make no token, ids out of place)."""
+    field = "BPEModel.special_tokens"
     for text, token_id in model.special_tokens.items():
         if not isinstance(text, str):
-            raise TypeError(f"special token {text!r} is {type(text).__name__}, not str")
+            raise TypeError(f"{field}: special token {text!r} is {type(text).__name__}, not str")
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as e:
-            raise _reject_surrogates(e, f"special token {text!r}") from None
+            raise _reject_surrogates(e, f"{field}: special token {text!r}") from None
         index = _as_index(token_id)
         if index is None:
-            raise TypeError(f"special token {text!r} has the id {token_id!r}, not an int")
+            raise TypeError(f"{field}: special token {text!r} has the id {token_id!r}, not an int")
         if not 0 <= index < _ID_LIMIT:
-            raise ValueError(f"special token {text!r} has the id {token_id}, not a token id")
+            raise ValueError(
+                f"{field}: special token {text!r} has the id {token_id}, not a token id"
+            )
 
 
 def _dropout(p: object, seed: object) -> Optional[tuple[float, int]]:

@@ -285,8 +285,12 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def _read_corpus_text(path: str, what: str) -> str:
+    """The whole of a file as UTF-8 text; not only a regular file: a named
+    pipe or a device (/dev/null, /dev/stdin) is read as well."""
     source = Path(path)
-    if not source.is_file():
+    if source.is_dir():
+        raise CommandError(f"{what} {path}: is a directory; give a text file")
+    if not source.exists():
         raise CommandError(f"{what} {path}: no such file")
     try:
         return decode_utf8(source.read_bytes())
