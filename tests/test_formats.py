@@ -423,12 +423,23 @@ def _move_last_id_up(document):
     vocab[last] += 1
 
 
+def _added_entry(token_id, content, special, normalized=True):
+    """An added_tokens entry with every key tokenizers requires."""
+    return {
+        "id": token_id,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": normalized,
+        "special": special,
+    }
+
+
 def _add_special(token_id_delta, content="<|new|>"):
     def mutate(document):
         n = len(document["model"]["vocab"])
-        document["added_tokens"].append(
-            {"id": n + token_id_delta, "content": content, "special": True}
-        )
+        document["added_tokens"].append(_added_entry(n + token_id_delta, content, special=True))
 
     return mutate
 
@@ -522,6 +533,20 @@ CORRUPT_HF = {
         _delete("added_tokens", 0, "special"),
         "added_tokens[0]",
         "missing key 'special'",
+    ),
+    # The same for the other flags: read as false, a file tokenizers refuses loaded.
+    **{
+        f"added-token-missing-{flag}": (
+            _delete("added_tokens", 0, flag),
+            "added_tokens[0]",
+            f"missing key '{flag}'",
+        )
+        for flag in ("lstrip", "rstrip", "single_word", "normalized")
+    },
+    "added-token-flag-as-string": (
+        _set(("added_tokens", 0, "lstrip"), "true"),
+        "added_tokens[0].lstrip",
+        'expected true or false, got "true"',
     ),
 }
 
@@ -765,7 +790,7 @@ def test_huggingface_lone_surrogate_in_added_token_names_it(tmp_path):
     document = hf_document(make_model(specials_first=False))
     size = len(document["model"]["vocab"])
     document["added_tokens"].append(
-        {"id": size, "content": "<pad\udc80>", "special": True, "normalized": False}
+        _added_entry(size, "<pad\udc80>", special=True, normalized=False)
     )
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(document), encoding="ascii")  # the escape "\\udc80"
@@ -1376,9 +1401,9 @@ def test_non_special_added_token_outside_the_vocabulary_gets_tokenizers_id():
     document = hf_document()
     size = len(document["model"]["vocab"])
     document["added_tokens"] += [
-        {"id": size, "content": "  ", "special": False, "normalized": True},
-        {"id": size + 1, "content": "<tool_call>", "special": False, "normalized": False},
-        {"id": size + 2, "content": "<|im_end|>", "special": True, "normalized": False},
+        _added_entry(size, "  ", special=False, normalized=True),
+        _added_entry(size + 1, "<tool_call>", special=False, normalized=False),
+        _added_entry(size + 2, "<|im_end|>", special=True, normalized=False),
     ]
     model = huggingface.loads(json.dumps(document))
     assert model.added_tokens == ("  ", "<tool_call>")
@@ -1394,7 +1419,7 @@ def test_non_special_added_token_outside_the_vocabulary_gets_tokenizers_id():
 def test_non_special_added_token_that_tokenizers_decodes_to_other_bytes_is_refused(content):
     document = hf_document()
     size = len(document["model"]["vocab"])
-    entry = {"id": size, "content": content, "special": False, "normalized": False}
+    entry = _added_entry(size, content, special=False, normalized=False)
     document["added_tokens"].append(entry)
     with pytest.raises(FormatError, match="ByteLevel decoder turns it into") as info:
         huggingface.loads(json.dumps(document), "tok.json")
@@ -1433,7 +1458,7 @@ def test_normalized_added_token_beside_a_normalizer(normalizer, content, read):
     for entry in document["added_tokens"]:
         entry["normalized"] = False
     size = len(document["model"]["vocab"])
-    entry = {"id": size, "content": content, "special": False, "normalized": True}
+    entry = _added_entry(size, content, special=False, normalized=True)
     document["added_tokens"].append(entry)
     if read:
         assert huggingface.loads(json.dumps(document)).added_tokens == (content,)

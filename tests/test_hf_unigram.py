@@ -290,12 +290,23 @@ def test_dumps_refuses(t5):
 # What is refused
 
 
+_UNK_ENTRY = {
+    "id": 0,
+    "content": "<unk>",
+    "single_word": False,
+    "lstrip": False,
+    "rstrip": False,
+    "normalized": False,
+    "special": True,
+}
+
+
 def _document(**changes) -> dict:
     document = {
         "version": "1.0",
         "truncation": None,
         "padding": None,
-        "added_tokens": [{"id": 0, "content": "<unk>", "special": True}],
+        "added_tokens": [_UNK_ENTRY],
         "normalizer": None,
         "pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"},
         "post_processor": None,
@@ -308,6 +319,10 @@ def _document(**changes) -> dict:
     }
     document.update(changes)
     return document
+
+
+def _without(entry: dict, key: str) -> dict:
+    return {k: v for k, v in entry.items() if k != key}
 
 
 def _refused(document: dict) -> FormatError:
@@ -344,9 +359,12 @@ def test_refused_documents():
             _document(pre_tokenizer={"type": "Metaspace", "replacement": "_"}),
             "pre_tokenizer.replacement",
         ),
-        (
-            _document(added_tokens=[{"id": 0, "content": "<unk>", "lstrip": True}]),
-            "added_tokens[0].lstrip",
+        (_document(added_tokens=[{**_UNK_ENTRY, "lstrip": True}]), "added_tokens[0].lstrip"),
+        # tokenizers refuses an entry without a flag; read as false, a special
+        # token became an ordinary one.
+        *(
+            (_document(added_tokens=[_without(_UNK_ENTRY, flag)]), "added_tokens[0]")
+            for flag in ("special", "normalized", "lstrip", "rstrip", "single_word")
         ),
         (_document(added_tokens=[{"id": 1, "content": "<x>"}]), "added_tokens[0]"),
         # A type that is no text (unhashable) is named, not a bare TypeError.

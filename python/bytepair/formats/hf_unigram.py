@@ -575,7 +575,12 @@ class _Reader:
             raise self.error(f"expected a JSON object, got {_show(value)}", where)
         return value
 
-    def boolean(self, step: Mapping[str, object], key: str, where: str, default: bool) -> bool:
+    def boolean(
+        self, step: Mapping[str, object], key: str, where: str, default: Optional[bool]
+    ) -> bool:
+        """``step[key]``, a bool; ``default`` where it is absent (None: required)."""
+        if default is None and key not in step:
+            raise self.error(f"missing key {key!r}", where)
         value = step.get(key, default)
         if not isinstance(value, bool):
             raise self.error(f"expected true or false, got {_show(value)}", f"{where}.{key}")
@@ -757,15 +762,17 @@ class _Reader:
             if content in seen:
                 raise self.error(f"added token {content!r} appears twice", where)
             seen.add(content)
+            # tokenizers refuses an entry without any of these; read as false,
+            # a special token would silently become an ordinary one.
             for option in ("single_word", "lstrip", "rstrip"):
-                if self.boolean(entry, option, where, False):
+                if self.boolean(entry, option, where, None):
                     raise self.unsupported(
                         f"{where}.{option}",
                         True,
                         f"bytepair does not apply {option} to added tokens of Unigram files",
                     )
-            special = self.boolean(entry, "special", where, False)
-            normalized = self.boolean(entry, "normalized", where, not special)
+            special = self.boolean(entry, "special", where, None)
+            normalized = self.boolean(entry, "normalized", where, None)
             tokens.append(AddedToken(token_id, content, special, normalized))
         return tuple(tokens)
 

@@ -359,6 +359,12 @@ class _Reader:
             raise self.error(f"missing key {key!r}", where)
         return obj[key]
 
+    def require_flag(self, obj: Mapping[str, object], key: str, where: str) -> bool:
+        flag = self.require(obj, key, where)
+        if not isinstance(flag, bool):
+            raise self.error(f"expected true or false, got {_show(flag)}", f"{where}.{key}")
+        return flag
+
     # -- components that must be absent or inert ---------------------------
 
     def check_top_level(self, document: Mapping[str, object]) -> None:
@@ -640,11 +646,13 @@ class _Reader:
             label = f"added token {content!r} (id {token_id})"
             # tokenizers refuses an entry without it; taken as false, a special
             # token would silently become an ordinary added one.
-            special = self.require(entry, "special", where)
-            if not isinstance(special, bool):
-                raise self.error(
-                    f"expected true or false, got {_show(special)}", f"{where}.special"
-                )
+            special = self.require_flag(entry, "special", where)
+            # tokenizers refuses an entry without any of these too; read as
+            # false, a typo ("true" as a string) would silently change the ids.
+            single_word, lstrip, rstrip, normalizes = (
+                self.require_flag(entry, key, where)
+                for key in ("single_word", "lstrip", "rstrip", "normalized")
+            )
             if content in specials:
                 raise self.error(f"special token {content!r} is listed twice", where)
             if not special:
@@ -656,10 +664,10 @@ class _Reader:
                         "byte-level alphabet), not its text: bytepair cannot give both",
                         where,
                     )
-                if entry.get("single_word", False) is not False:
+                if single_word:
                     raise self.unsupported(
                         f"{where}.single_word",
-                        entry["single_word"],
+                        single_word,
                         f"{label} is not special, so tokenizers cuts it out in every encode, "
                         "but with single_word only where it is a whole word; bytepair cuts "
                         "it out everywhere",
@@ -684,12 +692,11 @@ class _Reader:
                         f"({model_size}) up, in file order"
                     )
                 raise self.error(problem, where)
-            if entry.get("single_word", False) is not False:
+            if single_word:
                 stripping.append(f"{content!r} single_word")
-            strip = (entry.get("lstrip", False) is True, entry.get("rstrip", False) is True)
-            if any(strip):
-                self.special_strip[content] = strip
-            normalized[content] = entry.get("normalized", True) is not False
+            if lstrip or rstrip:
+                self.special_strip[content] = (lstrip, rstrip)
+            normalized[content] = normalizes
             specials[content] = token_id
             assigned.append(token_id)
         if stripping:
