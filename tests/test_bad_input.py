@@ -74,8 +74,19 @@ def test_lone_surrogates_are_rejected(tokenizer):
 def test_out_of_range_ids_are_named(tokenizer, ids, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         tokenizer.decode(ids)
-    with pytest.raises(ValueError):
-        tokenizer.decode_single_token_bytes(ids[-1] if isinstance(ids[-1], int) else 10**6)
+    # One id: the message names no position.
+    single = ids[-1]
+    expected = f"token id {single!r} is not " + ("in the vocabulary" if single != "x" else "an int")
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        tokenizer.decode_single_token_bytes(single)
+
+
+def test_an_unused_id_of_one_token_is_named(shared_data):
+    cl100k = bytepair.load(shared_data / "models" / "tiktoken" / "cl100k_base.tiktoken")
+    with pytest.raises(ValueError, match=r"^token id 100256 is unused: no token"):
+        cl100k.decode_single_token_bytes(100256)
+    with pytest.raises(ValueError, match=r"token id 100256 at position 1 is unused"):
+        cl100k.decode_bytes([0, 100256])
 
 
 def test_non_str_text_is_a_type_error(tokenizer):

@@ -35,6 +35,7 @@ from .model import PIECE_KINDS, SentencePieceModel, SentencePieceNormalizer
 from .tokenizer import (
     SpecialSet,
     _batch_surrogate_error,
+    _checked_id,
     _checked_ids,
     _finder,
     _on_text,
@@ -421,7 +422,7 @@ class SentencePieceTokenizer:
         its byte, any other piece what :meth:`decode_bytes` writes for it
         there (``▁`` as a space; at the start of a text that space may be
         dropped)."""
-        i = self._check([token])[0]
+        i = _checked_id(token, len(self._model.pieces))
         piece, kind = self._model.pieces[i], self._model.kinds[i]
         if kind == "byte":
             return bytes([int(piece[3:5], 16)])

@@ -69,12 +69,24 @@ def _checked_ids(ids: Iterable[object], n_vocab: int) -> list[int]:
         except TypeError:
             raise ValueError(f"id at position {position} is {token!r}, not an int") from None
         if not 0 <= value < n_vocab:
-            raise ValueError(
-                f"token id {value} at position {position} is not in the vocabulary "
-                f"(it has {n_vocab} ids, 0 to {n_vocab - 1})"
-            )
+            raise _not_in_vocabulary(f"token id {value} at position {position}", n_vocab)
         checked.append(value)
     return checked
+
+
+def _checked_id(token: object, n_vocab: int) -> int:
+    """One id, read as :func:`_checked_ids` reads each (no position to name)."""
+    try:
+        value = operator.index(token)
+    except TypeError:
+        raise ValueError(f"token id {token!r} is not an int") from None
+    if not 0 <= value < n_vocab:
+        raise _not_in_vocabulary(f"token id {value}", n_vocab)
+    return value
+
+
+def _not_in_vocabulary(what: str, n_vocab: int) -> ValueError:
+    return ValueError(f"{what} is not in the vocabulary (it has {n_vocab} ids, 0 to {n_vocab - 1})")
 
 
 _ID_LIMIT = 1 << 32  # the core's ids are u32
@@ -467,8 +479,9 @@ class Tokenizer:
         """The bytes of one token."""
         try:
             return self._core.token_bytes(token)
-        except (OverflowError, TypeError):
-            return self._core.token_bytes(_checked_ids([token], self.n_vocab)[0])
+        except (OverflowError, TypeError, ValueError):
+            # The core's message names a position, as for a list of ids.
+            return self._core.token_bytes(_checked_id(token, self.n_vocab))
 
     # ---- Miscellaneous ----
 

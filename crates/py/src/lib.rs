@@ -676,7 +676,15 @@ impl CoreBPE {
 
     fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
         let bytes =
-            bytepair_core::decode::decode_bytes(self.inner.vocab(), &[id]).map_err(to_py)?;
+            bytepair_core::decode::decode_bytes(self.inner.vocab(), &[id]).map_err(|error| {
+                match error {
+                    // One id: there is no position to name.
+                    Error::UnusedId { id, .. } => PyValueError::new_err(format!(
+                        "token id {id} is unused: no token of this vocabulary has it"
+                    )),
+                    other => to_py(other),
+                }
+            })?;
         Ok(PyBytes::new(py, &bytes))
     }
 
