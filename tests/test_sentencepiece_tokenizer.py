@@ -784,8 +784,6 @@ def test_decode_of_invalid_byte_pieces_of_a_bytepair_model_is_sentencepieces(byt
 
 
 def _small_model(**changes):
-    from bytepair.model import SentencePieceModel
-
     fields = dict(
         pieces=("<unk>", "▁", "a", "b", "▁a"),
         scores=(0.0, -1.0, -2.0, -3.0, -1.5),
@@ -793,7 +791,7 @@ def _small_model(**changes):
         unk_id=0,
     )
     fields.update(changes)
-    return SentencePieceModel(**fields)
+    return bytepair.SentencePieceModel(**fields)  # (exported, as the README says)
 
 
 @pytest.mark.parametrize("flavor", ["bytepair", "sentencepiece", "tokenizers"])

@@ -14,7 +14,7 @@ import importlib
 from .encodings import get_encoding, list_encoding_names, load_tiktoken
 from .errors import DisallowedSpecialError, FormatError
 from .formats.tiktoken import save_tiktoken, to_tiktoken
-from .model import BPEModel
+from .model import BPEModel, SentencePieceModel, SentencePieceNormalizer
 from .pretokenizers import Pretokenizer
 from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingReport
 from .sources import read_documents
@@ -28,6 +28,8 @@ __all__ = [
     "FormatError",
     "MergeStep",
     "Pretokenizer",
+    "SentencePieceModel",
+    "SentencePieceNormalizer",
     "SentencePieceTokenizer",
     "TokenDataset",
     "Tokenizer",
