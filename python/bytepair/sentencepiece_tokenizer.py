@@ -95,6 +95,8 @@ class SentencePieceTokenizer:
         "_extra",
         "_default_selection",
         "_tokenizers_decoder",
+        "_tokenizers_core_decoder",
+        "_tokenizers_byte_fallback",
     )
 
     def __init__(
@@ -131,13 +133,15 @@ class SentencePieceTokenizer:
         self._piece_index: Optional[dict[str, int]] = None
         self._foreign_core = None
         self._tokenizers_decoder = None
+        self._tokenizers_core_decoder = None
+        self._tokenizers_byte_fallback = False
         if flavor == "sentencepiece":
             from .reference.sentencepiece import DEFAULT_UNK_SURFACE
 
             self._extra = DEFAULT_UNK_SURFACE if extra is None else extra  # what <unk> decodes to
             self._foreign_core = _sentencepiece_core(model)
         elif flavor == "tokenizers":
-            from .formats.hf_unigram import decoder_json, decoder_steps
+            from .formats.hf_unigram import BYTE_FALLBACK, decoder_json, decoder_steps
             from .reference.hf_unigram import decode_tokens
 
             self._foreign_core = _tokenizers_core(model, extra)
@@ -145,6 +149,8 @@ class SentencePieceTokenizer:
             # re-read its JSON at every call.
             steps = decoder_steps(decoder_json(model, extra))
             self._tokenizers_decoder = functools.partial(decode_tokens, steps)
+            self._tokenizers_core_decoder = _tokenizers_core_decoder(model, steps)
+            self._tokenizers_byte_fallback = steps is not None and BYTE_FALLBACK in steps
         elif flavor == "bytepair":
             pre = model.pretokenizer
             normal_lengths = [len(p) for p, k in zip(model.pieces, model.kinds) if k == "normal"]
@@ -383,6 +389,10 @@ class SentencePieceTokenizer:
             return data.decode("utf-8", errors=errors)
         if self._flavor == "bytepair" and errors == "replace":
             return self._decode_in_core(self._core.decode, ids, False).decode("utf-8")
+        if self._flavor == "tokenizers" and errors == "replace":
+            text = self._decode_tokenizers_in_core(ids)
+            if text is not None:
+                return text
         ids = self._check(ids)
         if self._flavor == "bytepair":
             # Other errors may drop bytes before a '▁' that then starts a text: the reference.
@@ -391,6 +401,12 @@ class SentencePieceTokenizer:
             return self._tokenizers_bytes(ids).decode("utf-8", errors=errors)
         return self._decode_like_tokenizers(ids, None)
 
+    def _decode_tokenizers_in_core(self, ids: Iterable[int]) -> Optional[str]:
+        """tokenizers' decode by the core's port of the file's decoder (None
+        where there is none: a Replace decoder with a regex)."""
+        core = self._tokenizers_core_decoder
+        return None if core is None else self._decode_in_core(core.decode, ids)
+
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The bytes :meth:`decode` writes, with byte pieces (``<0xC3>``) as
         their byte, valid UTF-8 or not."""
@@ -398,6 +414,11 @@ class SentencePieceTokenizer:
             return self._decode_in_core(self._foreign_core.decode, ids, self._extra, True)
         if self._flavor == "bytepair":
             return self._decode_in_core(self._core.decode, ids, True)
+        if not self._tokenizers_byte_fallback:
+            # Only ByteFallback writes bytes that are no text: decode's text is all.
+            text = self._decode_tokenizers_in_core(ids)
+            if text is not None:
+                return text.encode("utf-8")
         return self._tokenizers_bytes(self._check(ids))
 
     def _decode_in_core(self, decode, ids: Iterable[int], *options) -> bytes:
@@ -779,6 +800,31 @@ def _sentencepiece_core(model: SentencePieceModel):
             n.treat_whitespace_as_suffix,
         ),
     )
+
+
+def _tokenizers_core_decoder(model: SentencePieceModel, steps) -> Optional[object]:
+    """The core's port of a tokenizer.json's decoder steps
+    (``formats.hf_unigram.decoder_steps``), or None for a Replace with a
+    regex, which only the reference runs."""
+    from .formats.hf_unigram import BYTE_FALLBACK, FUSE, MetaspaceDecoder, Replace, StripDecoder
+
+    if steps is None:
+        return _native.CoreHfDecoder(list(model.pieces), None)
+    core_steps: list[tuple[str, object]] = []
+    for step in steps:
+        if step == BYTE_FALLBACK:
+            core_steps.append(("byte_fallback", None))
+        elif step == FUSE:
+            core_steps.append(("fuse", None))
+        elif isinstance(step, MetaspaceDecoder):
+            core_steps.append(("metaspace", (step.replacement, step.prepend)))
+        elif isinstance(step, Replace) and not step.regex:
+            core_steps.append(("replace", (step.pattern, step.content)))
+        elif isinstance(step, StripDecoder):
+            core_steps.append(("strip", (step.content, step.start, step.stop)))
+        else:
+            return None
+    return _native.CoreHfDecoder(list(model.pieces), core_steps)
 
 
 def _tokenizers_core(model: SentencePieceModel, pipeline):

@@ -44,6 +44,10 @@ pub enum Error {
     #[error("{0:?} has no piece and the model has no unknown piece")]
     NoUnknownPiece(String),
 
+    /// A token on which one of tokenizers' decoders panics (the message says which).
+    #[error("{0}")]
+    DecoderPanics(String),
+
     #[error("corrupt compressed data: {0}")]
     CorruptCompressed(String),
 

@@ -1442,6 +1442,67 @@ impl CoreHfUnigram {
     }
 }
 
+/// tokenizers' decode of a Unigram tokenizer.json (HfDecoder).
+#[pyclass(frozen, module = "bytepair._native")]
+struct CoreHfDecoder {
+    inner: bytepair_core::sentencepiece::HfDecoder,
+}
+
+#[pymethods]
+impl CoreHfDecoder {
+    /// `steps`: None (no decoder), else in order ("byte_fallback", None) |
+    /// ("fuse", None) | ("metaspace", (replacement, prepend)) | ("replace",
+    /// (pattern, content)), a literal pattern | ("strip", (content, start, stop)).
+    #[new]
+    fn new(pieces: Vec<String>, steps: Option<Vec<(String, Bound<'_, PyAny>)>>) -> PyResult<Self> {
+        use bytepair_core::sentencepiece::{HfDecoder, HfDecoderStep};
+        let steps = match steps {
+            None => None,
+            Some(steps) => {
+                let mut read = Vec::with_capacity(steps.len());
+                for (kind, value) in &steps {
+                    read.push(match kind.as_str() {
+                        "byte_fallback" => HfDecoderStep::ByteFallback,
+                        "fuse" => HfDecoderStep::Fuse,
+                        "metaspace" => {
+                            let (replacement, prepend) = value.extract()?;
+                            HfDecoderStep::Metaspace {
+                                replacement,
+                                prepend,
+                            }
+                        }
+                        "replace" => {
+                            let (pattern, content) = value.extract()?;
+                            HfDecoderStep::Replace { pattern, content }
+                        }
+                        "strip" => {
+                            let (content, start, stop) = value.extract()?;
+                            HfDecoderStep::Strip {
+                                content,
+                                start,
+                                stop,
+                            }
+                        }
+                        other => {
+                            return Err(PyValueError::new_err(format!(
+                                "unknown decoder step {other:?}"
+                            )))
+                        }
+                    });
+                }
+                Some(read)
+            }
+        };
+        Ok(Self {
+            inner: HfDecoder::new(pieces, steps),
+        })
+    }
+
+    fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
+        without_gil(py, || self.inner.decode(&ids))
+    }
+}
+
 /// Trains a unigram model on counted words (a PretokenCounter). `progress`
 /// is called as progress(stage, table_size) with stage "seeded", "em" or
 /// "pruned"; Ctrl-C stops training with KeyboardInterrupt.
@@ -1688,6 +1749,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CoreUnigram>()?;
     m.add_class::<CoreSentencePiece>()?;
     m.add_class::<CoreHfUnigram>()?;
+    m.add_class::<CoreHfDecoder>()?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rank_file, m)?)?;
     m.add_function(wrap_pyfunction!(split_hf_bpe, m)?)?;

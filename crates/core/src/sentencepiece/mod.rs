@@ -1,5 +1,6 @@
 //! SentencePiece's `encode` for a loaded `.model` (sentencepiece 0.2.3,
-//! exactly), and HuggingFace tokenizers' Unigram `encode` ([`hf`]).
+//! exactly), and HuggingFace tokenizers' Unigram `encode` ([`hf`]) and
+//! `decode` ([`HfDecoder`]).
 //!
 //! The pure-Python references are `bytepair.reference.sentencepiece`,
 //! `bytepair.reference.normalize` and `bytepair.reference.hf_unigram`; their
@@ -18,6 +19,7 @@
 mod bpe;
 pub(crate) mod decode;
 pub mod hf;
+mod hf_decode;
 mod normalize;
 mod unigram;
 
@@ -28,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::rng::Rng;
 use crate::unigram::lattice::{self as unigram_lattice, View};
 pub use hf::{HfAddedToken, HfNormalizerStep, HfUnigramEncoder, Metaspace, PrependScheme};
+pub use hf_decode::{HfDecoder, HfDecoderStep};
 pub use normalize::{SpNormalizer, SPACE_SYMBOL};
 use unigram::{Lattice, Scratch, Seg};
 
