@@ -461,6 +461,15 @@ _DECODERS_TO_TRY = [
     {**_META, "prepend_scheme": "first", "split": False},
     {**_META, "add_prefix_space": False, "prepend_scheme": "never"},
     {"type": "Metaspace", "replacement": "l", "prepend_scheme": "always"},
+    # A literal Replace last, which the core writes straight into the text.
+    {"type": "Replace", "pattern": {"String": "▁t"}, "content": "#"},
+    {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "ByteFallback"},
+            {"type": "Replace", "pattern": {"String": "▁"}, "content": "_ "},
+        ],
+    },
     {
         "type": "Sequence",
         "decoders": [

@@ -64,10 +64,51 @@ impl HfDecoder {
         let Some(steps) = &self.steps else {
             return Ok(tokens.join(" "));
         };
-        for step in steps {
+        let Some((last, before)) = steps.split_last() else {
+            return Ok(tokens.concat());
+        };
+        for step in before {
             tokens = apply(step, tokens)?;
         }
-        Ok(tokens.concat())
+        // The last step writes its tokens straight into the text (most
+        // files end with Metaspace, which changes nearly every token).
+        let mut text = String::with_capacity(tokens.iter().map(|t| t.len()).sum());
+        match last {
+            HfDecoderStep::Metaspace {
+                replacement,
+                prepend,
+            } => {
+                let mut buffer = [0; 4];
+                let replacement = &*replacement.encode_utf8(&mut buffer);
+                for (n, token) in tokens.iter().enumerate() {
+                    let to = if n == 0 && *prepend { "" } else { " " };
+                    push_replaced(&mut text, token, replacement, to);
+                }
+            }
+            HfDecoderStep::Replace { pattern, content } if !pattern.is_empty() => {
+                for token in &tokens {
+                    push_replaced(&mut text, token, pattern, content);
+                }
+            }
+            _ => {
+                for token in apply(last, tokens)? {
+                    text.push_str(&token);
+                }
+            }
+        }
+        Ok(text)
+    }
+}
+
+/// Appends `token` with every (non-empty) `from` replaced by `to`.
+fn push_replaced(text: &mut String, token: &str, from: &str, to: &str) {
+    let mut parts = token.split(from);
+    if let Some(first) = parts.next() {
+        text.push_str(first);
+    }
+    for part in parts {
+        text.push_str(to);
+        text.push_str(part);
     }
 }
 
@@ -245,6 +286,20 @@ mod tests {
             }]),
         );
         assert_eq!(strip.decode(&[5]).unwrap(), "x");
+        let replace_last = decoder(
+            &pieces,
+            Some(vec![
+                HfDecoderStep::ByteFallback,
+                HfDecoderStep::Replace {
+                    pattern: "▁".into(),
+                    content: "_ ".into(),
+                },
+            ]),
+        );
+        assert_eq!(
+            replace_last.decode(&[0, 2, 3, 1]).unwrap(),
+            "_ a_ b\u{e9}_ c"
+        );
         assert!(matches!(
             t5.decode(&[1, 7]),
             Err(Error::UnknownId {
