@@ -49,6 +49,8 @@ tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency
 from tiktoken.load import load_tiktoken_bpe  # noqa: E402
 from tokenizers import Regex, pre_tokenizers  # noqa: E402
 
+from test_formats import _added_entry  # noqa: E402
+
 # Published pre-tokenizer patterns (the tokenizer.json files of Meta-Llama-3-8B and Qwen2).
 LLAMA3_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
@@ -796,18 +798,6 @@ def test_qwen2_files_with_their_nfc_normalizer_give_tokenizers_ids(
     assert info.value.where == "normalizer" and '"NFD"' in info.value.problem
 
 
-def _non_special(content: str, token_id: int, normalized: bool) -> dict:
-    return {
-        "id": token_id,
-        "content": content,
-        "single_word": False,
-        "lstrip": False,
-        "rstrip": False,
-        "normalized": normalized,
-        "special": False,
-    }
-
-
 def test_gpt_neox_layout_with_space_run_tokens_gives_tokenizers_ids(gpt2_files, corpus, tmp_path):
     """GPT-NeoX / Pythia: 23 non-special added tokens, runs of 24 down to 2
     spaces, in model.vocab under their raw text, normalized true beside an NFC
@@ -819,7 +809,9 @@ def test_gpt_neox_layout_with_space_run_tokens_gives_tokenizers_ids(gpt2_files, 
     for n in range(24, 1, -1):
         token_id = len(vocab)
         vocab[" " * n] = token_id
-        document["added_tokens"].append(_non_special(" " * n, token_id, normalized=True))
+        document["added_tokens"].append(
+            _added_entry(token_id, " " * n, special=False, normalized=True)
+        )
     document["normalizer"] = {"type": "NFC"}
     path = tmp_path / "neox.json"
     path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
@@ -846,7 +838,9 @@ def test_qwen25_layout_with_non_special_tool_call_tokens_gives_tokenizers_ids(
     non_special = ["<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>"]
     first = document["added_tokens"][-1]["id"] + 1
     for i, content in enumerate(non_special):
-        document["added_tokens"].append(_non_special(content, first + i, normalized=False))
+        document["added_tokens"].append(
+            _added_entry(first + i, content, special=False, normalized=False)
+        )
     path = tmp_path / "qwen25.json"
     path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
     tok, _ = loaded_quietly(path)
