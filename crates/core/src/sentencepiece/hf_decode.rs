@@ -120,15 +120,13 @@ fn apply<'p>(step: &HfDecoderStep, tokens: Vec<Cow<'p, str>>) -> Result<Vec<Cow<
             replacement,
             prepend,
         } => {
-            let mut space = [0; 4];
-            let space = &*' '.encode_utf8(&mut space);
-            let mut replacement_text = [0; 4];
-            let replacement = &*replacement.encode_utf8(&mut replacement_text);
+            let mut buffer = [0; 4];
+            let replacement = &*replacement.encode_utf8(&mut buffer);
             tokens
                 .into_iter()
                 .enumerate()
                 .map(|(n, token)| {
-                    let to = if n == 0 && *prepend { "" } else { space };
+                    let to = if n == 0 && *prepend { "" } else { " " };
                     replaced(token, replacement, to)
                 })
                 .collect()
@@ -254,6 +252,9 @@ mod tests {
         let t5 = decoder(&pieces, Some(vec![metaspace.clone()]));
         // The first token loses every replacement, the others get spaces.
         assert_eq!(t5.decode(&[0, 1, 0]).unwrap(), "ab c a b");
+        // The same when the step is not the last one.
+        let fused = decoder(&pieces, Some(vec![metaspace.clone(), HfDecoderStep::Fuse]));
+        assert_eq!(fused.decode(&[0, 1, 0]).unwrap(), "ab c a b");
         let no_decoder = decoder(&pieces, None);
         assert_eq!(no_decoder.decode(&[1, 5]).unwrap(), "▁c __x__");
         let llama = decoder(
