@@ -1465,9 +1465,9 @@ impl CoreHfDecoder {
                         "byte_fallback" => HfDecoderStep::ByteFallback,
                         "fuse" => HfDecoderStep::Fuse,
                         "metaspace" => {
-                            let (replacement, prepend) = value.extract()?;
+                            let (replacement, prepend): (char, bool) = value.extract()?;
                             HfDecoderStep::Metaspace {
-                                replacement,
+                                replacement: replacement.to_string(),
                                 prepend,
                             }
                         }

@@ -22,9 +22,9 @@ pub enum HfDecoderStep {
     ByteFallback,
     /// All tokens become one.
     Fuse,
-    /// `replacement` becomes a space; the first token loses every one
-    /// when `prepend` (the prepend scheme is not "never").
-    Metaspace { replacement: char, prepend: bool },
+    /// `replacement` (one character) becomes a space; the first token
+    /// loses every one when `prepend` (the prepend scheme is not "never").
+    Metaspace { replacement: String, prepend: bool },
     /// Every occurrence of the literal `pattern` becomes `content`.
     Replace { pattern: String, content: String },
     /// Up to `start` leading and `stop` trailing `content` characters are
@@ -73,21 +73,10 @@ impl HfDecoder {
         // The last step writes its tokens straight into the text (most
         // files end with Metaspace, which changes nearly every token).
         let mut text = String::with_capacity(tokens.iter().map(|t| t.len()).sum());
-        match last {
-            HfDecoderStep::Metaspace {
-                replacement,
-                prepend,
-            } => {
-                let mut buffer = [0; 4];
-                let replacement = &*replacement.encode_utf8(&mut buffer);
+        match replacement(last) {
+            Some(Replacement { from, first, rest }) if !from.is_empty() => {
                 for (n, token) in tokens.iter().enumerate() {
-                    let to = if n == 0 && *prepend { "" } else { " " };
-                    push_replaced(&mut text, token, replacement, to);
-                }
-            }
-            HfDecoderStep::Replace { pattern, content } if !pattern.is_empty() => {
-                for token in &tokens {
-                    push_replaced(&mut text, token, pattern, content);
+                    push_replaced(&mut text, token, from, if n == 0 { first } else { rest });
                 }
             }
             _ => {
@@ -97,6 +86,34 @@ impl HfDecoder {
             }
         }
         Ok(text)
+    }
+}
+
+/// What a step that replaces text (Metaspace, Replace) turns `from` into:
+/// `first` in the first token, `rest` in the others.
+struct Replacement<'s> {
+    from: &'s str,
+    first: &'s str,
+    rest: &'s str,
+}
+
+/// The replacement a step makes; None for the steps that make none.
+fn replacement(step: &HfDecoderStep) -> Option<Replacement<'_>> {
+    match step {
+        HfDecoderStep::Metaspace {
+            replacement,
+            prepend,
+        } => Some(Replacement {
+            from: replacement,
+            first: if *prepend { "" } else { " " },
+            rest: " ",
+        }),
+        HfDecoderStep::Replace { pattern, content } => Some(Replacement {
+            from: pattern,
+            first: content,
+            rest: content,
+        }),
+        _ => None,
     }
 }
 
@@ -116,25 +133,16 @@ fn apply<'p>(step: &HfDecoderStep, tokens: Vec<Cow<'p, str>>) -> Result<Vec<Cow<
     Ok(match step {
         HfDecoderStep::ByteFallback => byte_fallback(tokens),
         HfDecoderStep::Fuse => vec![Cow::Owned(tokens.concat())],
-        HfDecoderStep::Metaspace {
-            replacement,
-            prepend,
-        } => {
-            let mut buffer = [0; 4];
-            let replacement = &*replacement.encode_utf8(&mut buffer);
+        HfDecoderStep::Metaspace { .. } | HfDecoderStep::Replace { .. } => {
+            let Some(Replacement { from, first, rest }) = replacement(step) else {
+                unreachable!("both steps replace")
+            };
             tokens
                 .into_iter()
                 .enumerate()
-                .map(|(n, token)| {
-                    let to = if n == 0 && *prepend { "" } else { " " };
-                    replaced(token, replacement, to)
-                })
+                .map(|(n, token)| replaced(token, from, if n == 0 { first } else { rest }))
                 .collect()
         }
-        HfDecoderStep::Replace { pattern, content } => tokens
-            .into_iter()
-            .map(|token| replaced(token, pattern, content))
-            .collect(),
         HfDecoderStep::Strip {
             content,
             start,
@@ -246,7 +254,7 @@ mod tests {
             "▁a▁b", "▁c", "<0xC3>", "<0xA9>", "<0xFF>", "__x__", "<0x+F>",
         ];
         let metaspace = HfDecoderStep::Metaspace {
-            replacement: '▁',
+            replacement: "▁".into(),
             prepend: true,
         };
         let t5 = decoder(&pieces, Some(vec![metaspace.clone()]));
