@@ -12,11 +12,16 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bytepair
-from bytepair import cli
+from bytepair import _native, cli
 from bytepair.cli import main
+from bytepair.cli.common import CommandError
+from bytepair.cli.encode import _parse_ids, _parse_ids_slowly
 from bytepair.demo import DEFAULT_DIR as DEMO_DIR
 from bytepair.demo import readable
 
@@ -247,7 +252,7 @@ def test_train_refuses_options_resume_and_from_counts_would_ignore(
     code = run(*resume, "--min-frequency", 1000, "--max-token-length", 2, "--pretokenizer", "o200k")
     err = assert_user_error(capsys, code, "--resume", "checkpoint alone")
     assert "drop --pretokenizer, --min-frequency, --max-token-length" in err
-    for given, named in [
+    for options, named in [
         ((corpus_file,), "FILE arguments"),
         (("--special", SPECIAL), "--special"),
         (("--pretokenizer-regex", r"\w+"), "--pretokenizer-regex"),
@@ -259,9 +264,9 @@ def test_train_refuses_options_resume_and_from_counts_would_ignore(
         (("--from-counts", counts), "--from-counts"),
         (("--checkpoint", tmp_path / "new.bpck"), "--checkpoint"),
     ]:
-        assert_user_error(capsys, run(*resume, *given), "--resume", f"drop {named}")
+        assert_user_error(capsys, run(*resume, *options), "--resume", f"drop {named}")
         if named not in ("--from-counts", "--checkpoint"):
-            assert_user_error(capsys, run(*from_counts, *given), "--from-counts", f"drop {named}")
+            assert_user_error(capsys, run(*from_counts, *options), "--from-counts", f"drop {named}")
     code = run(*from_counts, "--pretokenizer", "o200k", "--special", SPECIAL)
     assert_user_error(capsys, code, "counts alone", "drop --special, --pretokenizer")
     # Outside those modes: options that only go with another one.
@@ -404,6 +409,53 @@ def test_decode_ids_are_ascii_digits(tokenizer_file, monkeypatch, capsys):
         code = run("decode", "-t", tokenizer_file, "5", "6", word)
         assert_user_error(capsys, code, f"{word!r} at position 2 in the arguments")
     assert run("decode", "-t", tokenizer_file, "5", "12") == 0
+
+
+# Text the core's fast path for ids must read as the slow path does, or leave
+# to it: numbers (leading zeros, past u32), each kind of whitespace (ASCII,
+# and others str.split() cuts at), JSON lists, and words that are no id, in
+# the two shapes and mixed.
+_NUMBERS = ["0", "7", "12", "007", "4294967295", "4294967296", "99999999999", "00000000001"]
+_SPACES = [" ", "\n", "\t", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u3000"]
+_NOT_IDS = ["-1", "1.0", "1e3", "true", "x", "１２", "1_0", "[", "]", ","]
+_WORD = st.sampled_from(_NUMBERS * 6 + _NOT_IDS)
+_SPACE = st.lists(st.sampled_from(_SPACES[:4] * 4 + _SPACES[4:]), max_size=2).map("".join)
+_WORDS = st.lists(st.tuples(_SPACE, _WORD), max_size=6).map(
+    lambda parts: "".join(space + word for space, word in parts)
+)
+_SEPARATOR = st.sampled_from([",", ", ", ",\n"] * 4 + [",,", ""])
+_JSON = st.tuples(_SPACE, st.lists(st.tuples(_WORD, _SPACE, _SEPARATOR), max_size=4), _SPACE).map(
+    lambda t: t[0] + "[" + "".join(w + sp + sep for w, sp, sep in t[1]).rstrip(", \n") + "]" + t[2]
+)
+_ID_TEXT = st.one_of(
+    _WORDS, _JSON, st.lists(st.sampled_from(_NUMBERS + _SPACES + _NOT_IDS)).map("".join)
+)
+
+
+@settings(max_examples=400)
+@given(text=_ID_TEXT)
+def test_ids_read_by_the_core_are_the_ids_read_word_by_word(text):
+    fast = _native.parse_ids(text)
+    if fast is None:
+        return  # left to the slow path, which reads it or names what is wrong
+    assert list(np.frombuffer(fast, dtype=np.uint32)) == _parse_ids_slowly(text, "stdin")
+
+
+def test_the_core_reads_the_plain_shapes_of_ids():
+    assert list(_parse_ids(" 1 2\n007\t3 ", "stdin")) == [1, 2, 7, 3]
+    assert list(_parse_ids("\n[1, 2,3]\n", "stdin")) == [1, 2, 3]
+    for text in ("1 2", "[1, 2]", "", "[]"):
+        assert _native.parse_ids(text) is not None, text
+    with pytest.raises(CommandError, match="'x' at position 1 in stdin is not a token id"):
+        _parse_ids("1 x", "stdin")
+
+
+@settings(max_examples=200)
+@given(ids=st.lists(st.integers(0, 2**32 - 1), max_size=20))
+def test_ids_are_printed_as_python_joins_and_dumps_them(ids):
+    for form in (ids, np.array(ids, dtype=np.uint32)):
+        assert _native.format_ids(form, False).decode() == " ".join(map(str, ids))
+        assert _native.format_ids(form, True).decode() == json.dumps(ids)
 
 
 def test_bad_tokenizer_file_is_a_clean_error(tmp_path, capsys):

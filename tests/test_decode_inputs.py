@@ -32,6 +32,7 @@ def test_every_iterable_of_ints_decodes_like_a_list(tok):
         lambda: (i for i in ids),
         lambda: np.array(ids),
         lambda: np.array(ids, dtype=np.uint32),
+        lambda: np.array([i for i in ids for _ in (0, 1)], dtype=np.uint32)[::2],  # strided
         lambda: [np.int64(i) for i in ids],
     ]
     for form in forms:
@@ -52,6 +53,11 @@ def test_bad_ids_are_named_with_their_position_whatever_holds_them(tok):
         (lambda: {5: 0, -1: 0}.keys(), rf"^token id -1 at position 1 {not_in}"),
         (lambda: [np.int64(5), -1], rf"^token id -1 at position 1 {not_in}"),  # was: "not an int"
         (lambda: np.array([5, 6, n]), rf"^token id {n} at position 2 {not_in}"),
+        (lambda: np.array([5, 6, n], dtype=np.uint32), rf"^token id {n} at position 2 {not_in}"),
+        (
+            lambda: np.array([[5, 6]], dtype=np.uint32),
+            r"^id at position 0 is array\(\[5, 6\], dtype=uint32\), not an int$",
+        ),
         (lambda: [5, 10**30], rf"^token id {10**30} at position 1 {not_in}"),
         (lambda: (x for x in [5, "x"]), r"^id at position 1 is 'x', not an int$"),
         (lambda: [5, 2.0], r"^id at position 1 is 2.0, not an int$"),

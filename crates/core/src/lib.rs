@@ -19,6 +19,7 @@ mod double_array;
 pub mod error;
 pub mod gage;
 pub mod hf_json;
+pub mod id_text;
 pub mod metaspace;
 pub mod normalize;
 pub mod pretokenize;

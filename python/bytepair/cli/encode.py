@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+from .. import _native
 from ..errors import DisallowedSpecialError
 from .common import (
     EXIT_INTERRUPTED,
@@ -89,6 +91,13 @@ def cmd_encode_dataset(args: argparse.Namespace) -> int:
 # ---- encode ----
 
 
+def _write_ids(ids: list[int], json_list: bool) -> None:
+    """``ids`` on stdout and a newline: separated by spaces, or a JSON list.
+    Formatted in the core: ``" ".join(map(str, ids))`` took five times as
+    long as encoding the text."""
+    _write_text(_native.format_ids(ids, json_list).decode("ascii") + "\n")
+
+
 def _encode_unigram(tokenizer, text: str, args: argparse.Namespace) -> int:
     """--nbest / --sample (unigram models)."""
     from ..sentencepiece_tokenizer import SentencePieceTokenizer
@@ -118,7 +127,7 @@ def _encode_unigram(tokenizer, text: str, args: argparse.Namespace) -> int:
         )
     except NotImplementedError as e:
         raise CommandError(str(e)) from None
-    _write_text((json.dumps(ids) if args.json else " ".join(map(str, ids))) + "\n")
+    _write_ids(ids, args.json)
     return 0
 
 
@@ -153,15 +162,28 @@ def cmd_encode(args: argparse.Namespace) -> int:
                 f"{what}. Pass --allow-special to encode it as its special id, "
                 "or --ordinary to encode it as plain text"
             ) from None
-    _write_text((json.dumps(ids) if args.json else " ".join(map(str, ids))) + "\n")
+    _write_ids(ids, args.json)
     return 0
 
 
 # ---- decode ----
 
 
-def _parse_ids(text: str, source: str) -> list[int]:
+def _parse_ids(text: str, source: str) -> Sequence[int]:
     """Token ids from ``text``: whitespace-separated numbers, or a JSON list."""
+    # The core reads the plain shapes (millions of ids at a time) into a numpy
+    # array, which the decoders take whole; what it leaves is read here, which
+    # says what is wrong and where.
+    fast = _native.parse_ids(text)
+    if fast is not None:
+        import numpy as np
+
+        return np.frombuffer(fast, dtype=np.uint32)
+    return _parse_ids_slowly(text, source)
+
+
+def _parse_ids_slowly(text: str, source: str) -> list[int]:
+    """:func:`_parse_ids` for any text, word by word."""
     stripped = text.strip()
     if stripped.startswith("["):
         try:
