@@ -3,6 +3,7 @@ a numpy array, and bad ids still get an error naming the id and its position."""
 
 from __future__ import annotations
 
+import array
 import warnings
 
 import numpy as np
@@ -33,6 +34,9 @@ def test_every_iterable_of_ints_decodes_like_a_list(tok):
         lambda: np.array(ids),
         lambda: np.array(ids, dtype=np.uint32),
         lambda: np.array([i for i in ids for _ in (0, 1)], dtype=np.uint32)[::2],  # strided
+        lambda: np.array(ids, dtype=">u4"),  # not this machine's byte order
+        lambda: np.array(ids, dtype="<u4"),
+        lambda: array.array("I", ids),
         lambda: [np.int64(i) for i in ids],
     ]
     for form in forms:

@@ -155,13 +155,21 @@ fn token_id(value: &Bound<'_, PyAny>) -> Option<u32> {
     value.extract().ok()
 }
 
-/// Token ids as the decoders read them: a one-dimensional buffer of u32 (a
-/// numpy uint32 array, as `encode_to_numpy` and datasets give) copied at
-/// once; anything else as a sequence of ints, one by one (a 7.4 M-id numpy
-/// array that way took 0.7 s, twice as long as the list of its ints).
+/// Token ids as the decoders read them: a one-dimensional buffer of u32 in
+/// this machine's byte order (a numpy uint32 array, as `encode_to_numpy`
+/// and datasets give) copied at once; anything else as a sequence of ints,
+/// one by one (a 7.4 M-id numpy array that way took 0.7 s, twice as long as
+/// the list of its ints). PyBuffer takes a big-endian ">I" for u32 too, and
+/// its ids would come out byte-swapped: only native formats are copied.
 fn ids_of(ids: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
     if let Ok(buffer) = PyBuffer::<u32>::get(ids) {
-        if buffer.dimensions() == 1 {
+        let native = match buffer.format().to_bytes() {
+            b"I" | b"@I" | b"=I" => true,
+            b"<I" => cfg!(target_endian = "little"),
+            b">I" | b"!I" => cfg!(target_endian = "big"),
+            _ => false,
+        };
+        if native && buffer.dimensions() == 1 {
             return buffer.to_vec(ids.py());
         }
     }
