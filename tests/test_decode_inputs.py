@@ -83,3 +83,51 @@ def test_bad_ids_are_named_with_their_position_whatever_holds_them(tok):
                 TypeError, match=f"ids must be an iterable of ints, not {type(wrong).__name__}"
             ):
                 call(wrong)
+
+
+def test_batches_of_ids_decode_each_list_and_name_the_bad_one(tok):
+    ids = tok.encode(TEXT, allowed_special="all")
+    lists = [ids, [], ids[:3]]
+    expected = [tok.decode(i) for i in lists]
+    assert tok.decode_batch(lists) == expected
+    assert tok.decode_batch(iter(lists), num_threads=1) == expected
+    assert tok.decode_batch([np.array(i, dtype=np.uint32) for i in lists]) == expected
+    assert tok.decode_bytes_batch(lists) == [tok.decode_bytes(i) for i in lists]
+    assert tok.decode_batch([[240]], errors="ignore") == [tok.decode([240], "ignore")]
+    n = tok.n_vocab
+    with pytest.raises(ValueError, match=rf"^batch\[1\]: token id {n} at position 2 "):
+        tok.decode_batch([ids, [5, 6, n]])
+    with pytest.raises(TypeError, match=r"^batch\[0\]: ids must be an iterable of ints, not str"):
+        tok.decode_batch(["abc"])
+    with pytest.raises(TypeError, match="batch must be an iterable of lists of ids, not str"):
+        tok.decode_batch("abc")
+    with pytest.raises(ValueError, match="num_threads must be at least 1, not 0"):
+        tok.decode_batch(lists, num_threads=0)
+    uni = bytepair.train(["hello world, naïve"] * 20, vocab_size=40, model="unigram")
+    uni_ids = [uni.encode("hello"), uni.encode("naïve world")]
+    assert uni.decode_batch(uni_ids) == ["hello", "naïve world"]
+    assert uni.decode_bytes_batch(uni_ids) == [b"hello", "naïve world".encode()]
+
+
+def test_tiktoken_members_name_bad_input(tok):
+    n = tok.n_vocab
+    with pytest.raises(ValueError, match=rf"^token id {n} at position 1 "):
+        tok.decode_tokens_bytes([5, n])
+    with pytest.raises(ValueError, match=r"^id at position 0 is 'x', not an int$"):
+        tok.decode_tokens_bytes(["x"])
+    with pytest.raises(KeyError, match=r"<\|endoftext\|> is not a special token .*'<\|e\|>'"):
+        _ = tok.eot_token
+    special = tok.special_tokens["<|e|>"]
+    assert tok.is_special_token(special) and tok.is_special_token(np.int64(special))
+    assert not tok.is_special_token(5)
+    for wrong in (True, "5", 5.0):
+        with pytest.raises(TypeError):
+            tok.is_special_token(wrong)
+    assert tok.encode_single_token("<|e|>") == special
+    assert tok.encode_single_token(tok.model.tokens[n - 1]) == n - 1
+    with pytest.raises(TypeError, match="expected str or bytes, not int"):
+        tok.encode_single_token(5)
+    with pytest.raises(KeyError):
+        tok.encode_single_token("\ud800")  # a lone surrogate is no token's text
+    assert tok.max_token_value == n - 1
+    assert len(tok.token_byte_values()) == n - len(tok.model.special_tokens)

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import DisallowedSpecialError, FormatError, Tokenizer
+from bytepair.decode_batch import POOL_MIN_IDS
 from bytepair.encodings import ENCODINGS, ENV_VAR
 from bytepair.formats import tiktoken as tiktoken_format
 from bytepair.model import BPEModel
@@ -383,6 +384,43 @@ def test_decode_equals_tiktoken(pair):
             tok.decode_bytes([1, token_id])
         with pytest.raises(KeyError):
             enc.decode_bytes([1, token_id])
+
+
+def test_tiktokens_other_members_give_its_answers(pair):
+    """The rest of tiktoken.Encoding's public members, on the same vocabulary."""
+    tok, enc = pair.tok, pair.enc
+    rng = random.Random(11)
+    text = "hello wörld, naïve café 東京 👋🏽 " * 3
+    ids = tok.encode(text)
+    assert tok.decode_tokens_bytes(ids) == enc.decode_tokens_bytes(ids)
+    # Tokens cutting characters apart: the offsets of their parts.
+    cut = [i for i, t in enumerate(tok.model.tokens) if t is not None and 0x80 <= t[0] < 0xC0]
+    assert cut, "some token starts inside a character"
+    for case in (ids, [], enc.encode("a" + "👋🏽" * 4 + "é")):
+        assert tok.decode_with_offsets(case) == enc.decode_with_offsets(case)
+    with pytest.raises(UnicodeDecodeError):
+        tok.decode_with_offsets([cut[0]])
+    batch = [ids, [], ids[:5], enc.encode("x" * 100)]
+    assert tok.decode_batch(batch) == enc.decode_batch(batch)
+    assert tok.decode_bytes_batch(batch) == enc.decode_bytes_batch(batch)
+    big = [enc.encode(text * 200)] * 16  # past the size that starts threads
+    assert sum(map(len, big)) >= POOL_MIN_IDS
+    assert tok.decode_batch(big, num_threads=2) == enc.decode_batch(big, num_threads=2)
+    assert tok.eot_token == enc.eot_token
+    assert tok.max_token_value == enc.max_token_value
+    assert tok.token_byte_values() == enc.token_byte_values()
+    valid = [i for i, t in enumerate(tok.model.tokens) if t is not None]
+    for token_id in rng.sample(valid, 200) + list(enc._special_tokens.values()):
+        token = tok.model.tokens[token_id]
+        assert tok.encode_single_token(token) == enc.encode_single_token(token) == token_id
+        assert tok.is_special_token(token_id) == enc.is_special_token(token_id)
+    for special in enc._special_tokens:
+        assert tok.encode_single_token(special) == enc.encode_single_token(special)
+    for absent in ("hello world, naïve café", b"\xff\xfe\xfd\xfc"):
+        with pytest.raises(KeyError):
+            enc.encode_single_token(absent)
+        with pytest.raises(KeyError):
+            tok.encode_single_token(absent)
 
 
 def test_every_token_is_reachable_by_merging(pair):

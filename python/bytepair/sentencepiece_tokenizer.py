@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal, Optional, Union
 
 from . import _native
+from .decode_batch import decode_each
 from .errors import DisallowedSpecialError, warn
 from .model import PIECE_KINDS, SentencePieceModel, SentencePieceNormalizer
 from .tokenizer import (
@@ -437,6 +438,19 @@ class SentencePieceTokenizer:
         # surrogateescape carries each byte of invalid UTF-8 through the text unchanged.
         text = self._decode_like_tokenizers(ids, "surrogateescape")
         return text.encode("utf-8", errors="surrogateescape")
+
+    def decode_batch(
+        self, batch: Iterable[Iterable[int]], *, errors: str = "replace", num_threads: int = 8
+    ) -> list[str]:
+        """:meth:`decode` of each list of ids, in order (a large batch on up to
+        ``num_threads`` threads)."""
+        return decode_each(functools.partial(self.decode, errors=errors), batch, num_threads)
+
+    def decode_bytes_batch(
+        self, batch: Iterable[Iterable[int]], *, num_threads: int = 8
+    ) -> list[bytes]:
+        """:meth:`decode_bytes` of each list of ids, in order."""
+        return decode_each(self.decode_bytes, batch, num_threads)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token where it stands inside a text: a byte piece

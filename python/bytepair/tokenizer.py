@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Optional, Union
 
 from . import _native
+from .decode_batch import decode_each
+from .encodings import ENDOFTEXT
 from .errors import DisallowedSpecialError, FormatError
 from .model import BPEModel
 from .pretokenizers import Pretokenizer
@@ -482,6 +484,94 @@ class Tokenizer:
         except (OverflowError, TypeError, ValueError):
             # The core's message names a position, as for a list of ids.
             return self._core.token_bytes(_checked_id(token, self.n_vocab))
+
+    def decode_batch(
+        self, batch: Iterable[Iterable[int]], *, errors: str = "replace", num_threads: int = 8
+    ) -> list[str]:
+        """:meth:`decode` of each list of ids, in order (a large batch on up to
+        ``num_threads`` threads, as tiktoken's)."""
+        return decode_each(functools.partial(self.decode, errors=errors), batch, num_threads)
+
+    def decode_bytes_batch(
+        self, batch: Iterable[Iterable[int]], *, num_threads: int = 8
+    ) -> list[bytes]:
+        """:meth:`decode_bytes` of each list of ids, in order."""
+        return decode_each(self.decode_bytes, batch, num_threads)
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
+        """The bytes of each token, in order (``[b"hello", b" world"]``): how
+        a text was cut. A bad id is named with its position."""
+        ids = _checked_ids(tokens, self.n_vocab)
+        entries = self._model.tokens
+        parts = [entries[i] for i in ids]
+        if None in parts:
+            self._core.decode_bytes(ids)  # raises, naming the unused id and its position
+        return parts
+
+    def decode_with_offsets(self, tokens: Iterable[int]) -> tuple[str, list[int]]:
+        """The text of the tokens and, for each token, the index in that text
+        of the character its first byte belongs to (tiktoken's rule: a token
+        that starts inside a character gets that character's index). The
+        bytes must be valid UTF-8 (else ``UnicodeDecodeError``)."""
+        parts = self.decode_tokens_bytes(tokens)
+        offsets = []
+        characters = 0  # characters started so far: bytes that are no UTF-8 continuation
+        for part in parts:
+            starts_inside = 0x80 <= part[0] < 0xC0
+            offsets.append(max(0, characters - starts_inside))
+            characters += sum(not 0x80 <= byte < 0xC0 for byte in part)
+        return b"".join(parts).decode("utf-8", errors="strict"), offsets
+
+    # ---- Single tokens ----
+
+    def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
+        """The id of the token that is exactly ``text_or_bytes``: an ordinary
+        token's bytes, or a special (or added) token's text. ``KeyError`` when
+        no token is."""
+        if isinstance(text_or_bytes, str):
+            data = text_or_bytes.encode("utf-8", errors="surrogatepass")
+        elif isinstance(text_or_bytes, (bytes, bytearray)):
+            data = bytes(text_or_bytes)
+        else:
+            raise TypeError(f"expected str or bytes, not {type(text_or_bytes).__name__}")
+        found = self._core.token_id(data)
+        if found is not None:
+            return found
+        try:
+            return self._model.special_tokens[data.decode("utf-8")]
+        except (UnicodeDecodeError, KeyError):
+            raise KeyError(text_or_bytes) from None
+
+    @property
+    def eot_token(self) -> int:
+        """The id of the special token ``<|endoftext|>`` (``KeyError`` without one)."""
+        try:
+            return self.special_tokens[ENDOFTEXT]
+        except KeyError:
+            raise KeyError(
+                f"{ENDOFTEXT} is not a special token of this tokenizer "
+                f"(its special tokens: {sorted(self.special_tokens) or 'none'})"
+            ) from None
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether ``token`` is the id of a special token (not of an ordinary
+        or a non-special added token)."""
+        if isinstance(token, bool):
+            raise TypeError("a token id must be an int, not bool")
+        return operator.index(token) in self.special_tokens.values()
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ordinary token (no special or added token), sorted."""
+        specials = set(self._model.special_tokens.values())
+        return sorted(
+            t for i, t in enumerate(self._model.tokens) if t is not None and i not in specials
+        )
+
+    @property
+    def max_token_value(self) -> int:
+        """The highest id a token has (special tokens included)."""
+        tokens = self._model.tokens
+        return next(i for i in range(len(tokens) - 1, -1, -1) if tokens[i] is not None)
 
     # ---- Miscellaneous ----
 

@@ -715,6 +715,11 @@ impl CoreBPE {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// The id of the ordinary (non-special) token with exactly these bytes.
+    fn token_id(&self, bytes: &[u8]) -> Option<u32> {
+        self.inner.vocab().id_of(bytes)
+    }
+
     // ---- Miscellaneous ----
 
     fn n_vocab(&self) -> usize {
