@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import array
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -129,5 +130,11 @@ def test_tiktoken_members_name_bad_input(tok):
         tok.encode_single_token(5)
     with pytest.raises(KeyError):
         tok.encode_single_token("\ud800")  # a lone surrogate is no token's text
+    model = tok.model
+    with_empty = bytepair.Tokenizer(replace(model, tokens=(*model.tokens, b"")))
+    with pytest.raises(ValueError, match=rf"^token id {n} at position 1 is unused"):
+        with_empty.decode_tokens_bytes([5, n])
+    assert with_empty.max_token_value == n - 1
+    assert with_empty.token_byte_values() == tok.token_byte_values()
     assert tok.max_token_value == n - 1
     assert len(tok.token_byte_values()) == n - len(tok.model.special_tokens)

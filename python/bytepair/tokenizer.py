@@ -504,7 +504,7 @@ class Tokenizer:
         ids = _checked_ids(tokens, self.n_vocab)
         entries = self._model.tokens
         parts = [entries[i] for i in ids]
-        if None in parts:
+        if not all(parts):  # None or b"": an unused id, as the core reads the table
             self._core.decode_bytes(ids)  # raises, naming the unused id and its position
         return parts
 
@@ -563,15 +563,14 @@ class Tokenizer:
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ordinary token (no special or added token), sorted."""
         specials = set(self._model.special_tokens.values())
-        return sorted(
-            t for i, t in enumerate(self._model.tokens) if t is not None and i not in specials
-        )
+        return sorted(t for i, t in enumerate(self._model.tokens) if t and i not in specials)
 
     @property
     def max_token_value(self) -> int:
-        """The highest id a token has (special tokens included)."""
+        """The highest id a token has (special tokens included; an unused id,
+        None or empty, is no token's)."""
         tokens = self._model.tokens
-        return next(i for i in range(len(tokens) - 1, -1, -1) if tokens[i] is not None)
+        return next(i for i in range(len(tokens) - 1, -1, -1) if tokens[i])
 
     # ---- Miscellaneous ----
 
