@@ -896,3 +896,42 @@ def test_a_bpe_model_file_does_not_sample(shared_data):
         tok.encode_sample("hello")
     with pytest.raises(NotImplementedError, match="SentencePiece's BPE"):
         tok.encode_sample_batch(["hello"])
+
+
+@pytest.mark.parametrize("where", [LLAMA2, T5, ("sentencepiece", "sp_test_model.model"), "trained"])
+def test_numpy_forms_give_the_lists_ids(shared_data, trained, where):
+    import numpy as np
+
+    tok = (
+        trained[True]
+        if where == "trained"
+        else bytepair.load(shared_data / "models" / where[0] / where[1])
+    )
+    texts = corpus_lines(shared_data, 60) + ["", "x the naïve 漢字 👍🏽", "a<|end|>b"]
+    for text in texts:
+        array = tok.encode_to_numpy(text, disallowed_special=())
+        assert array.dtype == np.uint32 and array.tolist() == tok.encode_ordinary(text)
+    ids, offsets = tok.encode_batch_to_numpy(texts, disallowed_special=())
+    lists = tok.encode_ordinary_batch(texts)
+    assert ids.dtype == np.uint32 and offsets.dtype == np.int64
+    assert [ids[a:b].tolist() for a, b in zip(offsets, offsets[1:])] == lists
+    assert lists == [tok.encode_ordinary(t) for t in texts]
+    # The special-token contract is the list forms': a special's text in the
+    # text raises for both or neither, and "all" allowed gives the same ids.
+    special = sorted(tok.special_tokens_set)[0]
+    text = f"a{special}b"
+    pairs = [
+        (lambda: tok.encode(text), lambda: tok.encode_to_numpy(text)),
+        (lambda: tok.encode_batch([text]), lambda: tok.encode_batch_to_numpy([text])),
+    ]
+    for as_lists, as_numpy in pairs:
+        with pytest.raises(bytepair.DisallowedSpecialError):
+            as_lists()
+        with pytest.raises(bytepair.DisallowedSpecialError):
+            as_numpy()
+    if where == "trained":
+        allowed = tok.encode_to_numpy(text, allowed_special="all").tolist()
+        assert allowed == tok.encode(text, allowed_special="all")
+        assert tok.special_tokens[special] in allowed
+    with pytest.raises(TypeError, match="batch"):
+        tok.encode_batch_to_numpy("one text")

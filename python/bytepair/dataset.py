@@ -46,7 +46,6 @@ import threading
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
-from itertools import chain
 from pathlib import Path
 from typing import Callable, Optional, Union
 
@@ -301,18 +300,7 @@ def _batch_encoder(tokenizer, settings: DatasetSettings):
     """texts -> (uint32 ids, int64 offsets), in parallel on all cores, GIL released."""
     allowed = settings.allowed_special
     options = {"allowed_special": allowed, "disallowed_special": ()}  # other specials: text
-    if hasattr(tokenizer, "encode_batch_to_numpy"):
-        return lambda texts: tokenizer.encode_batch_to_numpy(texts, **options)
-
-    def encode(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        # Tokenizers without a numpy form (SentencePieceTokenizer) give lists.
-        lists = tokenizer.encode_batch(texts, **options)
-        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-        np.cumsum([len(ids) for ids in lists], out=offsets[1:])
-        ids = np.fromiter(chain.from_iterable(lists), dtype=np.uint32, count=offsets[-1])
-        return ids, offsets
-
-    return encode
+    return lambda texts: tokenizer.encode_batch_to_numpy(texts, **options)
 
 
 # ---- Files in the output directory ----

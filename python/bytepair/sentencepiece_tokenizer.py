@@ -294,6 +294,50 @@ class SentencePieceTokenizer:
     def encode_ordinary_batch(self, texts: Iterable[str]) -> list[list[int]]:
         return self.encode_batch(texts, disallowed_special=())
 
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ):
+        """Like :meth:`encode`, as a ``numpy.uint32`` array (no Python int per token)."""
+        import numpy as np
+
+        if self._core is None:
+            self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
+            buffer = _on_text(self._foreign_core.encode_to_buffer, text)
+        else:
+            allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
+            buffer = _on_text(self._core.encode_to_buffer, text, allowed, disallowed)
+        return np.frombuffer(buffer, dtype=np.uint32)
+
+    def encode_batch_to_numpy(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ):
+        """Like :meth:`encode_batch`, as one flat ``numpy.uint32`` array plus
+        ``int64`` offsets: text ``i`` is ``ids[offsets[i]:offsets[i + 1]]``."""
+        import numpy as np
+
+        from .tokenizer import Tokenizer
+
+        texts = Tokenizer._checked_batch(texts)
+        if self._core is None:
+            self._check_loaded_specials(texts, allowed_special, disallowed_special, batch=True)
+            native, chosen = self._foreign_core.encode_batch_to_buffers, ()
+        else:
+            native = self._core.encode_batch_to_buffers
+            chosen = self._special_indices(allowed_special, disallowed_special, texts, batch=True)
+        try:
+            ids, offsets = native(texts, *chosen)
+        except UnicodeEncodeError as e:
+            raise _batch_surrogate_error(e, texts) from None
+        return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
+
     def _sentencepiece_sampling(self, what: str) -> bool:
         """Whether ``what`` samples with the ``.model`` file's own lattice."""
         if self._flavor != "sentencepiece":
