@@ -95,6 +95,9 @@ def test_batches_of_ids_decode_each_list_and_name_the_bad_one(tok):
     assert tok.decode_batch([np.array(i, dtype=np.uint32) for i in lists]) == expected
     assert tok.decode_bytes_batch(lists) == [tok.decode_bytes(i) for i in lists]
     assert tok.decode_batch([[240]], errors="ignore") == [tok.decode([240], "ignore")]
+    invalid = [i for i in range(tok.n_vocab) if tok.decode_single_token_bytes(i) == b"\xff"]
+    with pytest.raises(UnicodeDecodeError):
+        tok.decode_batch([ids, invalid], errors="strict")
     n = tok.n_vocab
     with pytest.raises(ValueError, match=rf"^batch\[1\]: token id {n} at position 2 "):
         tok.decode_batch([ids, [5, 6, n]])

@@ -34,6 +34,8 @@ def decode_each(decode: Callable[[object], T], batch: object, num_threads: int) 
         try:
             return decode(items[index])
         except (TypeError, ValueError) as e:
+            if type(e) not in (TypeError, ValueError):
+                raise  # UnicodeDecodeError (errors="strict") takes no message of ours
             raise type(e)(f"batch[{index}]: {e}") from None
 
     total = sum(len(ids) if hasattr(ids, "__len__") else POOL_MIN_IDS for ids in items)
