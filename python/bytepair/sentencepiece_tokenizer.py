@@ -240,10 +240,39 @@ class SentencePieceTokenizer:
                 position,
             )
 
-    def _foreign(self, text: str) -> list[int]:
-        """Ids of a loaded SentencePiece / tokenizers model (plain text), by
-        the core's port of that library's rules."""
-        return _on_text(self._foreign_core.encode, text)
+    def _encode_with(
+        self, call: str, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet
+    ):
+        """The core's ``call`` (``encode`` or ``encode_to_buffer``) on ``text``,
+        once the special tokens in it are allowed."""
+        if self._core is None:
+            self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
+            return _on_text(getattr(self._foreign_core, call), text)
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
+        return _on_text(getattr(self._core, call), text, allowed, disallowed)
+
+    def _encode_batch_with(
+        self,
+        call: str,
+        texts: Iterable[str],
+        allowed_special: SpecialSet,
+        disallowed_special: SpecialSet,
+    ):
+        """The core's ``call`` (``encode_batch`` or ``encode_batch_to_buffers``)
+        on ``texts``, once the special tokens in them are allowed."""
+        from .tokenizer import Tokenizer
+
+        texts = Tokenizer._checked_batch(texts)
+        if self._core is None:
+            self._check_loaded_specials(texts, allowed_special, disallowed_special, batch=True)
+            native, chosen = getattr(self._foreign_core, call), ()
+        else:
+            native = getattr(self._core, call)
+            chosen = self._special_indices(allowed_special, disallowed_special, texts, batch=True)
+        try:
+            return native(texts, *chosen)
+        except UnicodeEncodeError as e:
+            raise _batch_surrogate_error(e, texts) from None
 
     def encode(
         self,
@@ -256,17 +285,14 @@ class SentencePieceTokenizer:
         follow :meth:`Tokenizer.encode`'s contract; a loaded model allows
         none (its own library decides) and, without a disallowed one in the
         text, gives :meth:`encode_ordinary`'s ids."""
-        if self._core is None:
-            self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
-            return self._foreign(text)
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
-        return _on_text(self._core.encode, text, allowed, disallowed)
+        return self._encode_with("encode", text, allowed_special, disallowed_special)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """``text`` with special-token text encoded as ordinary text. For a
-        loaded model: the ids its own library (sentencepiece / tokenizers) gives."""
+        loaded model: the ids its own library (sentencepiece / tokenizers) gives,
+        by the core's port of its rules."""
         if self._core is None:
-            return self._foreign(text)
+            return _on_text(self._foreign_core.encode, text)
         return _on_text(self._core.encode, text, [], [])
 
     def encode_batch(
@@ -277,19 +303,7 @@ class SentencePieceTokenizer:
         disallowed_special: SpecialSet = "all",
     ) -> list[list[int]]:
         """Encodes many texts in parallel on all cores, without the GIL."""
-        from .tokenizer import Tokenizer
-
-        texts = Tokenizer._checked_batch(texts)
-        if self._core is None:
-            self._check_loaded_specials(texts, allowed_special, disallowed_special, batch=True)
-            native, chosen = self._foreign_core.encode_batch, ()
-        else:
-            native = self._core.encode_batch
-            chosen = self._special_indices(allowed_special, disallowed_special, texts, batch=True)
-        try:
-            return native(texts, *chosen)
-        except UnicodeEncodeError as e:
-            raise _batch_surrogate_error(e, texts) from None
+        return self._encode_batch_with("encode_batch", texts, allowed_special, disallowed_special)
 
     def encode_ordinary_batch(self, texts: Iterable[str]) -> list[list[int]]:
         return self.encode_batch(texts, disallowed_special=())
@@ -304,12 +318,7 @@ class SentencePieceTokenizer:
         """Like :meth:`encode`, as a ``numpy.uint32`` array (no Python int per token)."""
         import numpy as np
 
-        if self._core is None:
-            self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
-            buffer = _on_text(self._foreign_core.encode_to_buffer, text)
-        else:
-            allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
-            buffer = _on_text(self._core.encode_to_buffer, text, allowed, disallowed)
+        buffer = self._encode_with("encode_to_buffer", text, allowed_special, disallowed_special)
         return np.frombuffer(buffer, dtype=np.uint32)
 
     def encode_batch_to_numpy(
@@ -323,19 +332,9 @@ class SentencePieceTokenizer:
         ``int64`` offsets: text ``i`` is ``ids[offsets[i]:offsets[i + 1]]``."""
         import numpy as np
 
-        from .tokenizer import Tokenizer
-
-        texts = Tokenizer._checked_batch(texts)
-        if self._core is None:
-            self._check_loaded_specials(texts, allowed_special, disallowed_special, batch=True)
-            native, chosen = self._foreign_core.encode_batch_to_buffers, ()
-        else:
-            native = self._core.encode_batch_to_buffers
-            chosen = self._special_indices(allowed_special, disallowed_special, texts, batch=True)
-        try:
-            ids, offsets = native(texts, *chosen)
-        except UnicodeEncodeError as e:
-            raise _batch_surrogate_error(e, texts) from None
+        ids, offsets = self._encode_batch_with(
+            "encode_batch_to_buffers", texts, allowed_special, disallowed_special
+        )
         return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
 
     def _sentencepiece_sampling(self, what: str) -> bool:

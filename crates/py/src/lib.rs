@@ -1368,6 +1368,49 @@ impl CoreUnigram {
     }
 }
 
+/// A loaded model's encoder, by its own library's rules: a `.model` file's
+/// (sentencepiece) or a Unigram tokenizer.json's (tokenizers). Their Python
+/// classes make the same calls through it.
+trait LoadedEncoder: Sync {
+    fn ids(&self, text: &str) -> Result<Vec<u32>, Error>;
+    fn batch_ids(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, Error>;
+}
+
+impl LoadedEncoder for bytepair_core::sentencepiece::SentencePieceEncoder {
+    fn ids(&self, text: &str) -> Result<Vec<u32>, Error> {
+        Ok(self.encode(text))
+    }
+
+    fn batch_ids(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, Error> {
+        Ok(self.encode_batch(texts))
+    }
+}
+
+impl LoadedEncoder for bytepair_core::sentencepiece::HfUnigramEncoder {
+    fn ids(&self, text: &str) -> Result<Vec<u32>, Error> {
+        self.encode(text)
+    }
+
+    fn batch_ids(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, Error> {
+        self.encode_batch(texts)
+    }
+}
+
+/// The ids of one text, without the GIL.
+fn loaded_ids(py: Python<'_>, encoder: &impl LoadedEncoder, text: &str) -> PyResult<Vec<u32>> {
+    without_gil(py, || encoder.ids(text))
+}
+
+/// The ids of many texts, in parallel on the pool, without the GIL.
+fn loaded_batch(
+    py: Python<'_>,
+    encoder: &impl LoadedEncoder,
+    texts: &[PyBackedStr],
+) -> PyResult<Vec<Vec<u32>>> {
+    let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+    in_parallel(py, || encoder.batch_ids(&refs))
+}
+
 /// SentencePiece's own encoding of a loaded `.model` (unigram or BPE):
 /// `SentencePieceProcessor.encode(text)`'s ids.
 #[pyclass(frozen, module = "bytepair._native")]
@@ -1417,8 +1460,7 @@ impl CoreSentencePiece {
     }
 
     fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = without_gil(py, || Ok(self.inner.encode(text)))?;
-        self.ints.list(py, &ids)
+        self.ints.list(py, &loaded_ids(py, &self.inner, text)?)
     }
 
     fn encode_to_buffer<'py>(
@@ -1426,7 +1468,7 @@ impl CoreSentencePiece {
         py: Python<'py>,
         text: &str,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        let ids = without_gil(py, || Ok(self.inner.encode(text)))?;
+        let ids = loaded_ids(py, &self.inner, text)?;
         u32_buffer(py, ids.iter().copied(), ids.len())
     }
 
@@ -1435,9 +1477,7 @@ impl CoreSentencePiece {
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        let batch = in_parallel(py, || Ok(self.inner.encode_batch(&refs)))?;
-        lists_of(py, &self.ints, &batch)
+        lists_of(py, &self.ints, &loaded_batch(py, &self.inner, &texts)?)
     }
 
     fn encode_batch_to_buffers<'py>(
@@ -1445,9 +1485,7 @@ impl CoreSentencePiece {
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        let batch = in_parallel(py, || Ok(self.inner.encode_batch(&refs)))?;
-        batch_buffers(py, &batch)
+        batch_buffers(py, &loaded_batch(py, &self.inner, &texts)?)
     }
 
     /// `SentencePieceProcessor.decode(ids)` as UTF-8 bytes, or with
@@ -1567,8 +1605,7 @@ impl CoreHfUnigram {
     }
 
     fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = without_gil(py, || self.inner.encode(text))?;
-        self.ints.list(py, &ids)
+        self.ints.list(py, &loaded_ids(py, &self.inner, text)?)
     }
 
     fn encode_to_buffer<'py>(
@@ -1576,7 +1613,7 @@ impl CoreHfUnigram {
         py: Python<'py>,
         text: &str,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        let ids = without_gil(py, || self.inner.encode(text))?;
+        let ids = loaded_ids(py, &self.inner, text)?;
         u32_buffer(py, ids.iter().copied(), ids.len())
     }
 
@@ -1585,9 +1622,7 @@ impl CoreHfUnigram {
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        let batch = in_parallel(py, || self.inner.encode_batch(&refs))?;
-        lists_of(py, &self.ints, &batch)
+        lists_of(py, &self.ints, &loaded_batch(py, &self.inner, &texts)?)
     }
 
     fn encode_batch_to_buffers<'py>(
@@ -1595,9 +1630,7 @@ impl CoreHfUnigram {
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        let batch = in_parallel(py, || self.inner.encode_batch(&refs))?;
-        batch_buffers(py, &batch)
+        batch_buffers(py, &loaded_batch(py, &self.inner, &texts)?)
     }
 }
 
