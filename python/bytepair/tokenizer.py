@@ -556,9 +556,10 @@ class Tokenizer:
     def is_special_token(self, token: int) -> bool:
         """Whether ``token`` is the id of a special token (not of an ordinary
         or a non-special added token)."""
-        if isinstance(token, bool):
-            raise TypeError("a token id must be an int, not bool")
-        return operator.index(token) in self.special_tokens.values()
+        value = _as_index(token)
+        if value is None:
+            raise TypeError(f"a token id must be an int, not {type(token).__name__}")
+        return value in self.special_tokens.values()
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ordinary token (no special or added token), sorted."""

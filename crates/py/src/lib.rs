@@ -521,8 +521,18 @@ fn lists_of<'py>(
     PyList::new(py, lists)
 }
 
-/// Offsets into a batch's flat ids (`ids[offsets[i]..offsets[i + 1]]` is
-/// text `i`) as native-endian u64, for numpy's int64.
+/// The offsets of texts of these lengths in their flat ids
+/// (`ids[offsets[i]..offsets[i + 1]]` is text `i`), from 0 to the total.
+fn offsets_of(lengths: impl Iterator<Item = usize>) -> Vec<u64> {
+    let mut offsets = vec![0u64];
+    offsets.extend(lengths.scan(0u64, |end, length| {
+        *end += length as u64;
+        Some(*end)
+    }));
+    offsets
+}
+
+/// A batch's offsets as native-endian u64, for numpy's int64.
 fn offsets_buffer<'py>(py: Python<'py>, offsets: &[u64]) -> PyResult<Bound<'py, PyByteArray>> {
     PyByteArray::new_with(py, offsets.len() * 8, |buf| {
         for (chunk, offset) in buf.chunks_exact_mut(8).zip(offsets) {
@@ -537,11 +547,7 @@ fn batch_buffers<'py>(
     py: Python<'py>,
     batch: &[Vec<u32>],
 ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-    let mut offsets = Vec::with_capacity(batch.len() + 1);
-    offsets.push(0u64);
-    for ids in batch {
-        offsets.push(offsets[offsets.len() - 1] + ids.len() as u64);
-    }
+    let offsets = offsets_of(batch.iter().map(Vec::len));
     let total = offsets[offsets.len() - 1] as usize;
     let ids = u32_buffer(py, batch.iter().flatten().copied(), total)?;
     Ok((ids, offsets_buffer(py, &offsets)?))
@@ -688,16 +694,15 @@ impl CoreBPE {
         // its first text's index), put in order at the end.
         let mut runs = Vec::new();
         self.checked_pipelined(py, &texts, allowed, disallowed, |first, group| {
-            let lengths: Vec<u64> = group.iter().map(|ids| ids.len() as u64).collect();
+            let lengths: Vec<usize> = group.iter().map(Vec::len).collect();
             runs.push((first, group.concat(), lengths));
             Ok(())
         })?;
         runs.sort_unstable_by_key(|&(first, _, _)| first);
-        let mut offsets = Vec::with_capacity(texts.len() + 1);
-        offsets.push(0u64);
-        for length in runs.iter().flat_map(|(_, _, lengths)| lengths) {
-            offsets.push(offsets[offsets.len() - 1] + length);
-        }
+        let offsets = offsets_of(
+            runs.iter()
+                .flat_map(|(_, _, lengths)| lengths.iter().copied()),
+        );
         let total = offsets[offsets.len() - 1] as usize;
         let ids = u32_buffer(
             py,
@@ -1910,17 +1915,12 @@ fn format_ids<'py>(
 /// a Python int each cost more than the parsing), or None: the command
 /// line then reads it the slow way, which names what is wrong and where.
 #[pyfunction]
-fn parse_ids<'py>(py: Python<'py>, text: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
+fn parse_ids<'py>(py: Python<'py>, text: &str) -> PyResult<Option<Bound<'py, PyByteArray>>> {
     let ids = without_gil(py, || {
         Ok(bytepair_core::id_text::parse_ids(text.as_bytes()))
     })?;
-    Ok(ids.map(|ids| {
-        let mut bytes = Vec::with_capacity(4 * ids.len());
-        for id in ids {
-            bytes.extend_from_slice(&id.to_ne_bytes());
-        }
-        PyBytes::new(py, &bytes)
-    }))
+    ids.map(|ids| u32_buffer(py, ids.iter().copied(), ids.len()))
+        .transpose()
 }
 
 /// Gage's byte pair compression of `data` (bytepair_core::gage's container),
