@@ -10,8 +10,8 @@ import re
 import pytest
 
 import bytepair
-from bytepair import analysis
 from bytepair.cli import main
+from bytepair.tools import analysis
 
 TRAIN = "the cat sat on the mat. the dog sat on the log. " * 40
 HELDOUT = "the cat sat on the log. a bird sat on the mat."

@@ -15,9 +15,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from bytepair import gage
+import bytepair
 from bytepair.cli import main
 from bytepair.reference.gage import compress_block
+from bytepair.tools import gage
 
 HEADER_LEN = 13
 BLOCK_SIZE = 1 << 16
@@ -268,7 +269,7 @@ def test_progress_reports_bytes_and_an_exception_from_it_stops_the_work():
     same way, from the signal check beside it) stops compression."""
     from bytepair import _native
 
-    text = (Path(gage.__file__).parent / "data" / "botchan.txt").read_bytes()
+    text = (Path(bytepair.__file__).parent / "data" / "botchan.txt").read_bytes()
     data = text * ((12 << 20) // len(text))  # about half a second of work
     seen = []
     assert _native.gage_compress(data, seen.append) == gage.compress(data)
@@ -283,7 +284,7 @@ def test_progress_reports_bytes_and_an_exception_from_it_stops_the_work():
 
 def test_the_progress_bar_ends_at_the_whole_input(monkeypatch):
     """The core reports ten times a second, so its last report falls short."""
-    import bytepair.gage as gage_module
+    import bytepair.tools.gage as gage_module
 
     bars = []
 

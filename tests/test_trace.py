@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 
 import bytepair
-from bytepair.trace import trace
+from bytepair.tools.trace import trace
 from strategies import PRETOKENIZERS, corpora
 
 GOLDEN = ["low_"] * 5 + ["lower_"] * 2 + ["lowest_"] * 3

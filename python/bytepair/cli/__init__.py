@@ -1,15 +1,23 @@
 """The ``bytepair`` command line: train, count, encode-dataset, encode, decode,
-inspect, steps, viz, analyze, convert, gage, demo.
+inspect, steps, viz, analyze, convert, gage, demo. ``bytepair`` alone and
+``bytepair --help`` list them, one line each.
 
-A tokenizer is named by ``--model`` (alias ``-t/--tokenizer``): one of OpenAI's
-encodings (``cl100k_base``, read from ``$BYTEPAIR_TIKTOKEN_DIR``) or a path to a
+A tokenizer is named by ``-t/--tokenizer``: one of OpenAI's encodings
+(``cl100k_base``, read from ``$BYTEPAIR_TIKTOKEN_DIR``) or a path to a
 ``tokenizer.json``, a GPT-2 directory (``vocab.json`` + ``merges.txt``), a
-``.tiktoken`` file or a SentencePiece ``.model`` file.
+``.tiktoken`` file or a SentencePiece ``.model`` file. ``train --model`` is
+what is trained (``bpe`` or ``unigram``). Every whole number may be written
+with a unit: ``8k`` = 8000, ``1M`` = 1000000, ``64Ki`` = 65536.
+
+Output goes only where the user points: a file's directory must exist (a
+missing one is an error that names it), and the only directory ever made is
+one the user named as the output directory, inside an existing one.
 
 Every user error (a missing file, a corrupt tokenizer, a disallowed special
 token, an id outside the vocabulary, an output that already exists) ends as
 one line ``bytepair: error: <message>`` on stderr and exit status 1; argparse
-reports a malformed command line the same way with status 2. Ctrl-C exits with
+reports a malformed command line the same way with status 2 (one line, and
+where to find the options). Ctrl-C exits with
 130 and no traceback; a reader that closes the pipe early (``| head``) ends the
 command quietly.
 
@@ -17,7 +25,7 @@ Text crosses stdin and stdout as UTF-8, byte for byte: nothing is added or
 stripped, so ``encode`` then ``decode`` gives back exactly the input.
 
 The package: ``parser`` builds the argparse parser; ``common`` holds what
-several commands share; ``train`` (train, count), ``encode`` (encode-dataset,
+several commands share (public names, for this package only); ``train`` (train, count), ``encode`` (encode-dataset,
 encode, decode), ``inspect`` (inspect, steps, viz, analyze) and ``convert``
 (convert, gage, demo) hold the commands; ``main`` (here) runs one.
 """
@@ -35,6 +43,7 @@ from .common import (
     EXIT_BROKEN_PIPE,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
+    EXIT_USAGE,
     PROG,
     CommandError,
     Interrupted,
@@ -96,7 +105,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _main(argv: Optional[Sequence[str]]) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # bare `bytepair`: what there is to run
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     try:
         with warnings.catch_warnings():  # restores showwarning for an embedding caller
             warnings.showwarning = _show_warning

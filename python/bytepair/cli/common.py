@@ -1,22 +1,25 @@
 """What several commands share: the program name and exit statuses,
-CommandError, stdin and stdout as exact UTF-8, loading a tokenizer, reading a
-corpus, checking and making output paths, and the --ray option."""
+CommandError, reading sizes, stdin and stdout as exact UTF-8, loading a
+tokenizer, reading a corpus, checking and making output paths, and the --ray
+option."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Callable, Optional, Union
 
-from ..encodings import load_any
+from ..api import AnyTokenizer, load_any
 from ..errors import NotUtf8Error, decode_utf8
-from ..tokenizer import Tokenizer
 
 PROG = "bytepair"
 EXIT_ERROR = 1
+EXIT_USAGE = 2  # a malformed command line (argparse's status)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what `cat` reports when `head` stops reading
 
@@ -29,10 +32,43 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C, after the command has said how to go on (so nothing more is said)."""
 
 
+# ---- Sizes ----
+
+# Every whole number on the command line (a vocabulary size, a memory bound, a
+# count) is read by parse_size: plain digits, or a number with a unit, decimal
+# (k, M, G, T: powers of 1000) or binary (Ki, Mi, Gi, Ti: powers of 1024).
+SIZE_UNITS = {
+    "": 1,
+    "k": 10**3,
+    "m": 10**6,
+    "g": 10**9,
+    "t": 10**12,
+    "ki": 1 << 10,
+    "mi": 1 << 20,
+    "gi": 1 << 30,
+    "ti": 1 << 40,
+}
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([kmgt]i?)?", re.IGNORECASE)
+SIZE_HINT = "write a whole number such as 32768, 8k (8000), 1M (1000000) or 64Ki (65536)"
+
+
+def parse_size(text: str) -> int:
+    """``text`` as a whole number: ``32768``, ``8k`` = 8000, ``1.5M`` =
+    1500000, ``64Ki`` = 65536 (units in any case). A ValueError says how to
+    write one."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is not None:
+        number, unit = match.groups()
+        value = Fraction(number) * SIZE_UNITS[(unit or "").lower()]
+        if value.denominator == 1:
+            return int(value)
+    raise ValueError(f"{text!r} is not a size: {SIZE_HINT}")
+
+
 # ---- Input and output ----
 
 
-def _argument_text(text: str, what: str) -> str:
+def argument_text(text: str, what: str) -> str:
     """A text given as a command-line argument. Python hands bytes of it that
     are not UTF-8 over as lone surrogates (surrogateescape): name the byte."""
     try:
@@ -50,7 +86,7 @@ def _argument_text(text: str, what: str) -> str:
         raise CommandError(f"{what} is {e}") from None
 
 
-def _read_stdin_text(what: str) -> str:
+def read_stdin_text(what: str) -> str:
     """All of stdin as UTF-8 text, exactly (no newline stripped, no BOM dropped)."""
     stream = sys.stdin
     if stream is None:
@@ -66,7 +102,7 @@ def _read_stdin_text(what: str) -> str:
         raise CommandError(f"stdin is {e}") from None
 
 
-def _write_text(text: str) -> None:
+def write_text(text: str) -> None:
     """``text`` on stdout as UTF-8, whatever encoding the stream was set up with
     (PYTHONIOENCODING, the locale); a text-only stdout gets it as text."""
     binary = getattr(sys.stdout, "buffer", None)
@@ -78,7 +114,7 @@ def _write_text(text: str) -> None:
     binary.flush()
 
 
-def _write_bytes(data: bytes) -> None:
+def write_bytes(data: bytes) -> None:
     binary = getattr(sys.stdout, "buffer", None)
     if binary is None:
         raise CommandError("--bytes needs a binary stdout; this one only takes text")
@@ -87,19 +123,19 @@ def _write_bytes(data: bytes) -> None:
     binary.flush()
 
 
-def _load(spec: str) -> Tokenizer:
+def load_tokenizer(spec: str) -> AnyTokenizer:
     """The tokenizer ``spec`` names: a path, else one of OpenAI's encodings."""
     return load_any(spec)  # FileNotFoundError / FormatError name what is wrong
 
 
-def _corpus(sources: Sequence[str]) -> list[Union[str, Path]]:
+def corpus_items(sources: Sequence[str]) -> list[Union[str, Path]]:
     """Corpus items: each file as a Path (the trainer reads it), stdin ("-") as its text."""
     if sources.count("-") > 1:
         raise CommandError("'-' (stdin) is given more than once")
     corpus: list[Union[str, Path]] = []
     for source in sources:
         if source == "-":
-            corpus.append(_read_stdin_text("the corpus"))
+            corpus.append(read_stdin_text("the corpus"))
             continue
         path = Path(source)
         if not path.exists():
@@ -111,10 +147,59 @@ def _corpus(sources: Sequence[str]) -> list[Union[str, Path]]:
 
 
 # ---- Output paths ----
+#
+# A command writes only where the user pointed it: the directory a file goes
+# into must exist already (a typo in it is an error that names it, not a new
+# tree of directories), and the one directory made is a directory the user
+# named as the output directory (``count -o DIR``, ``--format gpt2 -o DIR``,
+# ``-o DIR/``), inside a directory that exists.
 
 
-def _train_targets(output: str, output_format: str) -> tuple[Path, list[Path]]:
-    """Where ``save`` will write: (the path to pass it, the files it creates)."""
+def _check_parent(path: Path, named: str) -> None:
+    """The directory ``path`` goes into exists and is a directory."""
+    if path.absolute().parent.is_dir():
+        return
+    # The deepest part of the path that exists: a file in the way, or the
+    # directory the missing ones would go into.
+    found = next(p for p in path.parents if p.exists())
+    if not found.is_dir():
+        raise CommandError(f"{named}: {found} is a file, not a directory")
+    raise CommandError(
+        f"{named}: the directory {path.parent} does not exist; "
+        "create it first, or give a path in an existing directory"
+    )
+
+
+def check_output_file(target: Path, option: str = "") -> None:
+    """Fail before the work, not after it, when the file ``target`` cannot be
+    written: a directory is in its place, or its directory is missing or a
+    file. ``option`` (``-o``) names it in the message; "" for an argument."""
+    named = f"{option} {target}" if option else str(target)
+    if target.is_dir():
+        raise CommandError(f"{named} is a directory; give the file to write")
+    _check_parent(target, named)
+
+
+def check_output_directory(directory: Path, option: str = "") -> None:
+    """As :func:`check_output_file` for an output directory: it is a directory
+    or can be made as one (its parent exists and is a directory)."""
+    named = f"{option} {directory}" if option else str(directory)
+    if directory.exists():
+        if not directory.is_dir():
+            raise CommandError(f"{named} is a file; give a directory")
+        return
+    _check_parent(directory, named)
+
+
+def _names_directory(output: str, output_format: str) -> bool:
+    """Whether ``output`` names a directory to write in (the one directory a
+    command may make): gpt2's, an existing one, or one written with a final /."""
+    return output_format == "gpt2" or Path(output).is_dir() or output.endswith(("/", os.sep))
+
+
+def train_targets(output: str, output_format: str) -> tuple[Path, list[Path]]:
+    """Where ``save`` will write: (the path to pass it, the files it creates).
+    :func:`check_targets` checks they can be written."""
     path = Path(output)
     if output_format == "gpt2":
         if path.exists() and not path.is_dir():
@@ -123,7 +208,7 @@ def _train_targets(output: str, output_format: str) -> tuple[Path, list[Path]]:
                 "(vocab.json + merges.txt)"
             )
         return path, [path / "vocab.json", path / "merges.txt"]
-    if path.is_dir() or output.endswith(("/", os.sep)):
+    if _names_directory(output, output_format):
         path = path / "tokenizer.json"
     # `load` reads these names as other formats, whatever they hold.
     other = {".tiktoken": "a tiktoken rank file", ".model": "a SentencePiece model"}
@@ -141,38 +226,40 @@ def _train_targets(output: str, output_format: str) -> tuple[Path, list[Path]]:
     return path, [path]
 
 
-def _check_writable(target: Path, option: str) -> None:
-    """Fail before the work, not after it, when ``target`` cannot be a file: a
-    directory is in its place, or a file where a directory of its path should be
-    (the missing directories are made when writing)."""
-    if target.is_dir():
-        raise CommandError(f"{option} {target} is a directory; give the file to write")
-    parent = next(p for p in target.absolute().parents if p.exists())
-    if not parent.is_dir():
-        raise CommandError(f"{option} {target}: {parent} is a file, not a directory")
+def check_targets(output: str, output_format: str, targets: list[Path], option: str = "-o") -> None:
+    """Before the work: the ``targets`` of :func:`train_targets` (or of a
+    conversion) can be written. Their directory exists, or is the directory
+    ``output`` names, which may be made (inside an existing one)."""
+    named = _names_directory(output, output_format)
+    if named:
+        check_output_directory(Path(output), option)
+    for target in targets:
+        if not named or target.parent.is_dir():
+            check_output_file(target, option)
 
 
 @contextlib.contextmanager
-def _made_directory(directory: Path) -> Iterator[None]:
-    """Makes ``directory`` (and missing parents) for the writing in the block;
-    when the block fails, removes again those it made that stayed empty."""
-    made = [d for d in [directory, *directory.parents] if not d.exists()]
-    directory.mkdir(parents=True, exist_ok=True)
+def made_directory(directory: Path) -> Iterator[None]:
+    """Makes the output directory ``directory`` (its parent exists: checked
+    before the work) for the writing in the block; when the block fails,
+    removes it again if it was made here and stayed empty."""
+    made = not directory.exists()
+    directory.mkdir(exist_ok=True)
     try:
         yield
     except BaseException:
-        for d in made:  # deepest first; rmdir only removes what stayed empty
-            with contextlib.suppress(OSError):
-                d.rmdir()
+        if made:
+            with contextlib.suppress(OSError):  # rmdir only removes an empty directory
+                directory.rmdir()
         raise
 
 
 # ---- --ray (count, encode-dataset) ----
 
 
-def _ray_function(name: str) -> Callable:
-    """``bytepair.on_ray.<name>``, or a CommandError when Ray is not installed."""
-    from .. import on_ray
+def ray_function(name: str) -> Callable:
+    """``bytepair.corpus.on_ray.<name>``, or a CommandError when Ray is not installed."""
+    from ..corpus import on_ray
 
     try:
         on_ray.import_ray()
@@ -181,7 +268,7 @@ def _ray_function(name: str) -> Callable:
     return getattr(on_ray, name)
 
 
-def _ray_address(value: str) -> Optional[str]:
+def ray_address(value: str) -> Optional[str]:
     """The ray.init address of ``--ray [ADDRESS]`` (None: local); since the
     value is optional, an input path after a bare --ray would be taken for
     one, so anything not shaped like an address is refused."""

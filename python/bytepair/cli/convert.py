@@ -10,15 +10,17 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
-from ..demo import run_demo
-from ..tokenizer import Tokenizer
+from ..tokenizers.bpe import Tokenizer
+from ..tools.demo import run_demo
 from .common import (
     PROG,
     CommandError,
-    _load,
-    _made_directory,
-    _train_targets,
-    _write_bytes,
+    check_output_file,
+    check_targets,
+    load_tokenizer,
+    made_directory,
+    train_targets,
+    write_bytes,
 )
 
 # ---- convert ----
@@ -43,11 +45,12 @@ def _convert_targets(output: str, to: str) -> tuple[Path, list[Path]]:
                 f"reads a file as tiktoken's by that name): give {output}.tiktoken"
             )
         return path, [path, sidecar_path(path)]
-    return _train_targets(output, to)
+    return train_targets(output, to)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
     save_path, targets = _convert_targets(args.output, args.to)
+    check_targets(args.output, args.to, targets, option="")
     existing = [str(t) for t in targets if t.exists()]
     if existing and not args.force:
         verb = "exists" if len(existing) == 1 else "exist"
@@ -57,7 +60,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     # not have it either, so its readers would give other ids than IN's.
     with warnings.catch_warnings(record=True) as dropped:
         warnings.simplefilter("always")
-        tokenizer = _load(args.input)
+        tokenizer = load_tokenizer(args.input)
     lost = [str(w.message) for w in dropped]
     if lost and not args.allow_inexact:
         raise CommandError(
@@ -93,18 +96,17 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if args.to == "tiktoken":
             from ..formats.tiktoken import save_tiktoken
 
-            with _made_directory(save_path.parent):
-                try:
-                    save_tiktoken(tokenizer, save_path, force=args.allow_inexact, overwrite=True)
-                except ValueError as e:  # the library's hint names its argument, not the flag
-                    raise CommandError(_cli_force_hint(str(e))) from None
+            try:
+                save_tiktoken(tokenizer, save_path, force=args.allow_inexact, overwrite=True)
+            except ValueError as e:  # the library's hint names its argument, not the flag
+                raise CommandError(_cli_force_hint(str(e))) from None
         else:
             if isinstance(tokenizer, Tokenizer) and tokenizer.model.merges is None:
                 # tiktoken's rule as a merge list, checked to give the same ids.
                 from ..formats.tiktoken import merge_list_model
 
                 tokenizer = Tokenizer(merge_list_model(tokenizer))
-            with _made_directory(save_path if args.to == "gpt2" else save_path.parent):
+            with made_directory(save_path if args.to == "gpt2" else save_path.parent):
                 tokenizer.save(save_path, format=args.to, overwrite=True)
     for warning in caught:
         print(f"{PROG}: warning: {_cli_force_hint(str(warning.message))}", file=sys.stderr)
@@ -141,8 +143,7 @@ def _gage(args: argparse.Namespace, work: Callable[[bytes], bytes]) -> tuple[byt
     """(input, output) of ``work``, the output written to OUT; checks OUT before reading."""
     if args.output != "-":
         target = Path(args.output)
-        if target.is_dir():
-            raise CommandError(f"{args.output} is a directory; give a file name")
+        check_output_file(target)
         if target.exists() and not args.force:
             raise CommandError(f"{args.output} already exists; pass --force to replace")
     data = _read_binary(args.input)
@@ -151,14 +152,14 @@ def _gage(args: argparse.Namespace, work: Callable[[bytes], bytes]) -> tuple[byt
     except ValueError as e:
         raise CommandError(f"{'stdin' if args.input == '-' else args.input}: {e}") from None
     if args.output == "-":
-        _write_bytes(result)
+        write_bytes(result)
     else:
         Path(args.output).write_bytes(result)
     return data, result
 
 
 def cmd_gage_compress(args: argparse.Namespace) -> int:
-    from .. import gage
+    from ..tools import gage
 
     data, packed = _gage(args, gage.compress)
     ratio = f"{len(packed) / len(data):.1%} of the original" if data else "empty input"
@@ -171,7 +172,7 @@ def cmd_gage_compress(args: argparse.Namespace) -> int:
 
 
 def cmd_gage_decompress(args: argparse.Namespace) -> int:
-    from .. import gage
+    from ..tools import gage
 
     _, data = _gage(args, gage.decompress)
     if args.output != "-":

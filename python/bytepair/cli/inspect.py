@@ -1,6 +1,11 @@
 """The commands that look into a tokenizer or into training: ``inspect``,
 ``steps`` (training merge by merge), ``viz`` (the same as an interactive page)
-and ``analyze`` (measurements on held-out text, vocabulary-size sweeps)."""
+and ``analyze`` (measurements on held-out text, vocabulary-size sweeps).
+
+``steps`` and ``viz`` show the algorithm step by step, so they run
+:mod:`bytepair.tools.trace`, which applies merges with the readable reference
+(:mod:`bytepair.reference`): with trace, these are the only parts of the
+product that use it."""
 
 from __future__ import annotations
 
@@ -9,18 +14,18 @@ import json
 import sys
 from pathlib import Path
 
-from ..demo import format_merge, readable
 from ..errors import NotUtf8Error, decode_utf8
-from ..tokenizer import Tokenizer
+from ..tokenizers.bpe import Tokenizer
+from ..tools.demo import format_merge, readable
 from .common import (
     CommandError,
-    _argument_text,
-    _check_writable,
-    _corpus,
-    _load,
-    _made_directory,
-    _read_stdin_text,
-    _write_text,
+    argument_text,
+    check_output_file,
+    corpus_items,
+    load_tokenizer,
+    parse_size,
+    read_stdin_text,
+    write_text,
 )
 
 SHOWN_MERGES = 10
@@ -73,9 +78,9 @@ def _inspect_unigram(path: str, tokenizer) -> list[str]:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    tokenizer = _load(args.path)
+    tokenizer = load_tokenizer(args.path)
     if not isinstance(tokenizer, Tokenizer):
-        _write_text("\n".join(_inspect_unigram(args.path, tokenizer)) + "\n")
+        write_text("\n".join(_inspect_unigram(args.path, tokenizer)) + "\n")
         return 0
     model = tokenizer.model
     pre = tokenizer.pretokenizer
@@ -111,7 +116,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     for token in longest:
         data = model.tokens[token]
         out.append(f"  id {token:>6}  {len(data):>3} bytes  {readable(data)}")
-    _write_text("\n".join(out) + "\n")
+    write_text("\n".join(out) + "\n")
     return 0
 
 
@@ -119,14 +124,14 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_steps(args: argparse.Namespace) -> int:
-    from ..trace import render, trace
+    from ..tools.trace import render, trace
 
     if args.text:
-        corpus: list = [_argument_text(args.source, "the --text argument")]
+        corpus: list = [argument_text(args.source, "the --text argument")]
     elif args.source == "-":
-        corpus = [_read_stdin_text("the corpus")]
+        corpus = [read_stdin_text("the corpus")]
     else:
-        corpus = _corpus([args.source])
+        corpus = corpus_items([args.source])
     if args.lines:  # each line a text of its own (with --pretokenizer none: one word each)
         # A file's text as the trainer reads it: not UTF-8 names the file, line and byte.
         texts = [c if isinstance(c, str) else _read_corpus_text(str(c), "SOURCE") for c in corpus]
@@ -137,10 +142,10 @@ def cmd_steps(args: argparse.Namespace) -> int:
     )
     done = 0
     for step in steps:
-        _write_text(("\n" if done else "") + render(step, color=color) + "\n")
+        write_text(("\n" if done else "") + render(step, color=color) + "\n")
         done += 1
     if done < args.merges:
-        _write_text(f"(stopped after {done} merges: no pair of tokens is left)\n")
+        write_text(f"(stopped after {done} merges: no pair of tokens is left)\n")
     return 0
 
 
@@ -148,16 +153,15 @@ def cmd_steps(args: argparse.Namespace) -> int:
 
 
 def cmd_viz(args: argparse.Namespace) -> int:
-    from ..viz import SAMPLE, page_data, write_page_data
+    from ..tools.viz import SAMPLE, page_data, write_page_data
 
     output = Path(args.output)
-    _check_writable(output, "-o")  # a directory in the way fails before the trace, not after
+    check_output_file(output, "-o")  # a bad path fails before the trace, not after
     if output.exists() and not args.force:
         raise CommandError(f"{output} already exists; pass --force to replace")
-    corpus = _corpus(args.files or ["-"])
+    corpus = corpus_items(args.files or ["-"])
     data = page_data(corpus, args.merges, pretokenizer=args.pretokenizer)
-    with _made_directory(output.parent):  # made only now, and removed if the writing fails
-        write_page_data(data, output, SAMPLE)
+    write_page_data(data, output, SAMPLE)
     # A small corpus runs out of pairs before --merges: say how many the page shows.
     print(
         f"wrote {output}: {len(data['steps'])} merges; open it in a browser (it needs no network)"
@@ -169,16 +173,11 @@ def cmd_viz(args: argparse.Namespace) -> int:
 
 
 def _sizes(text: str) -> list[int]:
-    """'256,512,1k,32k' -> [256, 512, 1000, 32000]."""
-    sizes = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        scale = 1000 if part.endswith("k") else 1
-        try:
-            sizes.append(int(part.rstrip("k")) * scale)
-        except ValueError:
-            raise CommandError(f"--sweep: {part!r} is not a size (e.g. 512 or 8k)") from None
-    return sizes
+    """'256,512,1k,32k' -> [256, 512, 1000, 32000] (each as every size is read)."""
+    try:
+        return [parse_size(part) for part in text.split(",")]
+    except ValueError as e:
+        raise CommandError(f"--sweep: {e}") from None
 
 
 def _table(headers: list[str], rows: list[list[object]], style: str) -> str:
@@ -192,7 +191,7 @@ def _table(headers: list[str], rows: list[list[object]], style: str) -> str:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from .. import analysis
+    from ..tools import analysis
 
     if args.plot and not args.sweep:
         raise CommandError("--plot draws the --sweep: give --sweep SIZES")
@@ -207,7 +206,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise CommandError("--sweep and --plot train tokenizers: give --train TEXT_FILE")
     report: dict = {"tokenizers": [], "sweep": [], "sentences": {}}
     for spec in args.models:
-        tok = _load(spec)
+        tok = load_tokenizer(spec)
         row = analysis.measure(tok, heldout, name=spec).as_dict()
         if train_text is not None:
             row["word_oov_same_size"] = analysis.word_oov(
@@ -244,7 +243,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.plot:
         _plot_sweep(report["sweep"], args.plot)
     if args.format == "json":
-        _write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
         return 0
     keys = [
         "name",
@@ -280,7 +279,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         ]
     for spec, lines in report["sentences"].items():
         out += ["", f"{spec}: tokens per sentence, boundaries as |"] + lines
-    _write_text("\n".join(out).lstrip("\n") + "\n")
+    write_text("\n".join(out).lstrip("\n") + "\n")
     return 0
 
 
@@ -302,7 +301,7 @@ def _check_plot_target(path: str, force: bool) -> None:
     """Errors the plot would meet only after the sweep: an existing file (without
     --force), a bad path, no matplotlib."""
     target = Path(path)
-    _check_writable(target, "--plot")
+    check_output_file(target, "--plot")
     if target.exists() and not force:
         raise CommandError(f"{path} already exists; pass --force to replace")
     try:
@@ -320,7 +319,6 @@ def _plot_sweep(rows: list[dict], path: str) -> None:
     import matplotlib.pyplot as plt
 
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     sizes = [r["vocab_size"] for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(sizes, [r["bytes_per_token"] for r in rows], marker="o", label="bytes per token")

@@ -1,17 +1,28 @@
 """The argparse parser: every command's arguments, each command's ``run``
-function, and the argument types that check numbers and sizes."""
+function, and the argument types that check numbers and sizes.
+
+The conventions every command follows:
+
+- ``-t/--tokenizer`` names the tokenizer to use (a file or an encoding name);
+  ``--model`` is what ``train`` trains (``bpe`` or ``unigram``), as the
+  Python ``train(model=...)``. The old ``-m/--model`` of the commands that
+  use a tokenizer is refused with a message naming ``-t/--tokenizer``.
+- Every whole number is read by :func:`~bytepair.cli.common.parse_size`:
+  ``32768``, ``8k``, ``1M``, ``64Ki``.
+- An argument error is one line and a hint to ``--help``, not the usage.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Callable, Optional, Union
+from typing import Any, Callable, NoReturn, Optional, Union
 
 from .. import __version__
-from ..demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE
-from ..encodings import list_encoding_names
 from ..pretokenizers import BUILTIN_PATTERNS
-from ..training import MAX_COUNT, MAX_VOCAB_SIZE
-from .common import PROG
+from ..registry import list_encoding_names
+from ..tools.demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE
+from ..training.corpus import MAX_COUNT, MAX_VOCAB_SIZE
+from .common import PROG, parse_size
 from .convert import CONVERT_FORMATS, cmd_convert, cmd_demo, cmd_gage_compress, cmd_gage_decompress
 from .encode import cmd_decode, cmd_encode, cmd_encode_dataset
 from .inspect import cmd_analyze, cmd_inspect, cmd_steps, cmd_viz
@@ -24,14 +35,34 @@ from .train import cmd_count, cmd_train
 MAX_SHARD_TOKENS = (1 << 63) - 1
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument error as one line and where to look, not the whole usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} --help` shows the options)\n")
+
+
+class Renamed(argparse.Action):
+    """An option's old spelling: an error that gives the new one."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, hint: str, **kwargs: Any):
+        kwargs.setdefault("help", argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+        self.hint = hint
+
+    def __call__(self, parser, namespace, values, option_string=None) -> NoReturn:
+        parser.error(f"{option_string}: {self.hint}")
+
+
 def _at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str], int]:
-    """A whole number in [minimum, maximum]; argparse names the option in the error."""
+    """A whole number in [minimum, maximum] (``8k`` and ``1M`` too: one rule
+    for every number); argparse names the option in the error."""
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+            value = parse_size(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
         if maximum is not None and value > maximum:
@@ -81,47 +112,75 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _memory(text: str) -> int:
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    scale = units.get(text[-1:].lower(), 1)
-    try:
-        return int(float(text[:-1] if scale > 1 else text) * scale)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 512M or 4G)") from None
-
-
-def _model_argument(command: argparse.ArgumentParser) -> None:
+def _tokenizer_argument(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "-m",
-        "--model",
         "-t",
         "--tokenizer",
-        dest="model",
         required=True,
-        metavar="MODEL",
+        metavar="TOKENIZER",
         help=f"an encoding name ({', '.join(list_encoding_names())}; the .tiktoken file is read from "
         "$BYTEPAIR_TIKTOKEN_DIR), or a path: a tokenizer.json, a GPT-2 directory "
         "(vocab.json + merges.txt), a .tiktoken file or a SentencePiece .model file",
     )
+    command.add_argument(
+        "-m",
+        "--model",
+        action=Renamed,
+        hint="give the tokenizer with -t/--tokenizer (--model is what `train` trains: bpe or unigram)",
+    )
+
+
+# The commands in the order `bytepair --help` lists them, each with its line.
+COMMANDS = {
+    "train": "train a tokenizer on text files or stdin",
+    "count": "count pre-tokens into shards, for train --from-counts",
+    "encode": "text -> token ids",
+    "decode": "token ids -> text",
+    "encode-dataset": "encode a corpus into numpy token shards (resumable)",
+    "inspect": "summarize a tokenizer",
+    "convert": "write a tokenizer in another format",
+    "analyze": "measure tokenizers on held-out text",
+    "steps": "watch BPE training merge by merge",
+    "viz": "write a page that steps through training",
+    "demo": "train on a bundled novel and show what BPE does",
+    "gage": "compress a file with Gage's 1994 byte pair encoding",
+}
+
+
+def command_list() -> str:
+    """The commands, one line each, as `bytepair` and `bytepair --help` show them."""
+    width = max(map(len, COMMANDS))
+    lines = [f"  {name:<{width}}  {summary}" for name, summary in COMMANDS.items()]
+    return "commands:\n" + "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG,
-        description="Train and use exact subword tokenizers: byte-level BPE and the unigram LM.",
-        epilog=f"First time? Run `{PROG} demo`.",
+        usage=f"{PROG} COMMAND [ARGS]",
+        description="Train and use exact subword tokenizers: byte-level BPE and the unigram "
+        f"LM.\n\n{command_list()}",
+        epilog=f"First time? Run `{PROG} demo`. A command's options: `{PROG} COMMAND --help`.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS)
 
-    train_cmd = commands.add_parser(
+    def add_command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return commands.add_parser(name, prog=f"{PROG} {name}", help=COMMANDS[name], **kwargs)
+
+    train_cmd = add_command(
         "train",
-        help="train a tokenizer on text files or stdin",
-        description="Train byte-level BPE or a unigram LM on UTF-8 text files (each file is one "
-        "text) or stdin.",
+        description="Train byte-level BPE or a unigram LM on the documents of FILEs (files, "
+        "globs, directories; plain text, where an empty line ends a document, JSON lines, "
+        "Parquet; .gz/.zst), read streamed as `count` and `encode-dataset` read them, or on "
+        "stdin (one text).",
     )
     train_cmd.add_argument(
-        "files", nargs="*", metavar="FILE", help="UTF-8 text files; '-' or none: read stdin"
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="inputs (files, globs, directories); '-' or none: read stdin as one text",
     )
     train_cmd.add_argument(
         "-o",
@@ -185,15 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="bpe, unigram: normalize the text between special tokens before cutting it, in "
         "training and in every encoding (repeat to combine a form with lowercase)",
     )
-    train_cmd.add_argument(
-        "--stream",
-        action="store_true",
-        default=None,
-        help="read FILEs as streamed documents (files, globs, directories; text where a blank "
-        "line ends a document, JSON lines or Parquet with --field; .gz/.zst) instead of each "
-        "file as one text",
-    )
-    train_cmd.add_argument("--field", help="--stream: JSON lines/Parquet field (default: text)")
+    # Gone (FILEs are always streamed): kept out of the help, refused with a hint.
+    train_cmd.add_argument("--stream", action="store_true", default=None, help=argparse.SUPPRESS)
+    train_cmd.add_argument("--field", help="JSON lines / Parquet field (default: text)")
     ckpt = train_cmd.add_argument_group("checkpoints (bpe)")
     ckpt.add_argument(
         "--checkpoint",
@@ -271,12 +324,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train_cmd.set_defaults(run=cmd_train)
 
-    encode_cmd = commands.add_parser(
+    encode_cmd = add_command(
         "encode",
-        help="text -> token ids",
         description="Print the token ids of TEXT (or of stdin, exactly, newline included).",
     )
-    _model_argument(encode_cmd)
+    _tokenizer_argument(encode_cmd)
     encode_cmd.add_argument("text", nargs="?", metavar="TEXT", help="the text (default: stdin)")
     encode_cmd.add_argument("--json", action="store_true", help="print a JSON list")
     specials = encode_cmd.add_mutually_exclusive_group()
@@ -307,33 +359,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     encode_cmd.set_defaults(run=cmd_encode)
 
-    decode_cmd = commands.add_parser(
+    decode_cmd = add_command(
         "decode",
-        help="token ids -> text",
         description="Print the text of the ids (arguments, or stdin: whitespace-separated "
         "or a JSON list). Invalid UTF-8 becomes U+FFFD; --bytes gives the raw bytes.",
     )
-    _model_argument(decode_cmd)
+    _tokenizer_argument(decode_cmd)
     decode_cmd.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: stdin)")
     decode_cmd.add_argument("--bytes", action="store_true", help="write the raw bytes")
     decode_cmd.set_defaults(run=cmd_decode)
 
-    inspect_cmd = commands.add_parser(
+    inspect_cmd = add_command(
         "inspect",
-        help="summarize a tokenizer",
         description="Vocab size, merges, pre-tokenizer, special tokens, first and last merges "
         "and the longest tokens of a tokenizer.json, a directory holding one or "
         "vocab.json + merges.txt, a .tiktoken file, a SentencePiece .model file or an "
         "encoding name (for a unigram model: its pieces, scores and longest pieces).",
     )
     inspect_cmd.add_argument(
-        "path", metavar="MODEL", help="a path, or an encoding name (as for encode --model)"
+        "path", metavar="TOKENIZER", help="a path, or an encoding name (as for encode --tokenizer)"
     )
     inspect_cmd.set_defaults(run=cmd_inspect)
 
-    count_cmd = commands.add_parser(
+    count_cmd = add_command(
         "count",
-        help="count pre-tokens into shards (bounded memory), for train --from-counts",
         description="Count the pre-tokens of INPUTS (files, globs, directories; text, JSON "
         "lines, Parquet; .gz/.zst) into hash-partitioned shards in OUT, writing a run out "
         "whenever the counts pass --max-memory. Directories of several runs or machines merge "
@@ -348,7 +397,11 @@ def build_parser() -> argparse.ArgumentParser:
     count_cmd.add_argument("--special", action="append", metavar="TOKEN")
     count_cmd.add_argument("--partitions", type=_at_least(1), default=16, metavar="P")
     count_cmd.add_argument(
-        "--max-memory", type=_memory, default=1 << 30, metavar="SIZE", help="e.g. 512M (1G)"
+        "--max-memory",
+        type=_at_least(0),
+        default=1 << 30,
+        metavar="BYTES",
+        help="write a run of counts out past this much memory, e.g. 512Mi (default: 1Gi)",
     )
     count_cmd.add_argument("--force", action="store_true", help="replace existing counts")
     count_cmd.add_argument(
@@ -367,16 +420,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     count_cmd.set_defaults(run=cmd_count)
 
-    dataset_cmd = commands.add_parser(
+    dataset_cmd = add_command(
         "encode-dataset",
-        help="encode a corpus into numpy token shards (resumable)",
         description="Encode the documents of INPUTS (files, globs, directories; text, JSON "
         "lines, Parquet; .gz/.zst) into shards of uint16 tokens (uint32 when the vocabulary "
         "needs it) with document offsets, on all cores. Read them with "
         "bytepair.dataset.TokenDataset(OUT). An interrupted run goes on with --resume.",
     )
     dataset_cmd.add_argument("inputs", nargs="+", metavar="INPUT")
-    _model_argument(dataset_cmd)
+    _tokenizer_argument(dataset_cmd)
     dataset_cmd.add_argument("-o", "--output", required=True, metavar="DIR")
     dataset_cmd.add_argument("--field", default="text", help="JSON lines / Parquet field (text)")
     dataset_cmd.add_argument(
@@ -423,9 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dataset_cmd.set_defaults(run=cmd_encode_dataset)
 
-    steps_cmd = commands.add_parser(
+    steps_cmd = add_command(
         "steps",
-        help="watch BPE training merge by merge",
         description="Train byte-level BPE one merge at a time and print each step: the merge "
         "and its count, why it won (ties go to the smallest (left, right) bytes), the pair "
         "counts and the corpus after the merge. SOURCE is a text file, '-' for stdin, or with "
@@ -439,7 +490,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--lines",
         action="store_true",
         help="each line is a text of its own (pairs never cross lines; with --pretokenizer "
-        "none, each line is one word, as in SPEC §1's worked example)",
+        "none, each line is one word, as in the training rule's worked example)",
     )
     steps_cmd.add_argument(
         "--merges", type=_at_least(0), default=10, metavar="N", help="how many (default 10)"
@@ -464,9 +515,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     steps_cmd.set_defaults(run=cmd_steps)
 
-    viz_cmd = commands.add_parser(
+    viz_cmd = add_command(
         "viz",
-        help="write an interactive page that steps through training",
         description="Write one self-contained HTML page (no network) that steps through BPE "
         "training on the corpus: next / previous / play / a slider, the pair counts with the "
         "winner and ties marked, the corpus after each merge, and a box that tokenizes typed "
@@ -486,14 +536,15 @@ def build_parser() -> argparse.ArgumentParser:
     viz_cmd.add_argument("--force", action="store_true", help="replace an existing page")
     viz_cmd.set_defaults(run=cmd_viz)
 
-    analyze_cmd = commands.add_parser(
+    analyze_cmd = add_command(
         "analyze",
-        help="measure tokenizers on held-out text",
         description="Bytes per token, tokens per word, vocabulary use, Rényi efficiency and "
-        "unknown tokens of each MODEL on the held-out text; with --train, the OOV rate of a "
+        "unknown tokens of each TOKENIZER on the held-out text; with --train, the OOV rate of a "
         "word-level vocabulary; --sweep trains at several vocabulary sizes.",
     )
-    analyze_cmd.add_argument("models", nargs="*", metavar="MODEL", help="as for encode --model")
+    analyze_cmd.add_argument(
+        "models", nargs="*", metavar="TOKENIZER", help="as for encode --tokenizer"
+    )
     analyze_cmd.add_argument("--text", required=True, metavar="FILE", help="held-out UTF-8 text")
     analyze_cmd.add_argument("--train", metavar="FILE", help="training text (OOV, --sweep)")
     analyze_cmd.add_argument(
@@ -523,9 +574,8 @@ def build_parser() -> argparse.ArgumentParser:
     analyze_cmd.add_argument("--force", action="store_true", help="replace an existing --plot")
     analyze_cmd.set_defaults(run=cmd_analyze)
 
-    convert_cmd = commands.add_parser(
+    convert_cmd = add_command(
         "convert",
-        help="write a tokenizer in another format",
         description="Read IN (an encoding name, a tokenizer.json, a GPT-2 directory, a "
         ".tiktoken file or a SentencePiece unigram .model file, which converts to huggingface "
         "only) and write it to OUT in the format --to names. Never replaces an "
@@ -551,9 +601,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     convert_cmd.set_defaults(run=cmd_convert)
 
-    demo_cmd = commands.add_parser(
+    demo_cmd = add_command(
         "demo",
-        help="train on a bundled novel and show what BPE does",
         description="Train on Natsume Sōseki's Botchan (bundled), show the first merges, "
         "tokenize held-out sentences, save the tokenizer. Never replaces an earlier "
         "demo's tokenizer.json (writes tokenizer-2.json, ...) unless --force.",
@@ -577,9 +626,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo_cmd.set_defaults(run=cmd_demo)
 
-    gage_cmd = commands.add_parser(
+    gage_cmd = add_command(
         "gage",
-        help="compress a file with Gage's 1994 byte pair encoding",
         description="Philip Gage's byte pair compression (1994), the algorithm BPE is named "
         "after: the most frequent pair of adjacent bytes becomes an unused byte value, "
         "again and again, per 64 KiB block. Lossless; never replaces OUT without --force.",

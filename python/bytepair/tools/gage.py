@@ -1,7 +1,7 @@
 """Philip Gage's byte pair encoding (C Users Journal, 1994): the compression
 algorithm BPE tokenizers are named after.
 
-    >>> from bytepair import gage
+    >>> from bytepair.tools import gage
     >>> packed = gage.compress(b"ABABABCDEF")
     >>> gage.decompress(packed)
     b'ABABABCDEF'
@@ -47,8 +47,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from . import _native
-from .training import progress_bar
+from .. import _native
+from ..training.corpus import progress_bar
 
 __all__ = ["compress", "decompress"]
 

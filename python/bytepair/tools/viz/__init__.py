@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Union
 
+from ...training.corpus import CorpusItem
 from ..demo import readable
 from ..trace import trace
-from ..training import CorpusItem
 
 # The pre-tokenizers the page can run in the browser (JavaScript regexes with
 # the same cuts as the Python ones on the text people type). JavaScript's \s
@@ -81,7 +81,7 @@ def page_data(
         "pattern": JS_PATTERNS[pretokenizer],
         "steps": steps,
         "about": f"{len(steps)} merges, pre-tokenizer {pretokenizer}; ties go to the smallest "
-        "(left, right) bytes (SPEC §1)",
+        "(left, right) bytes",
     }
 
 

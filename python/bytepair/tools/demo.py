@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, TextIO, Union
 
-from .tokenizer import Tokenizer
-from .training import BpeOptions, train
+from ..api import train
+from ..tokenizers.bpe import Tokenizer
+from ..training.bpe import BpeOptions
 
 CORPUS_FILE = "botchan.txt"
 STORY_START = "*** START OF THIS PROJECT GUTENBERG EBOOK"
@@ -71,7 +72,7 @@ def _unquoted(token: bytes) -> str:
 
 
 def format_merge(rank: int, left: bytes, right: bytes) -> str:
-    """One merge in the classroom form of SPEC §1: ``merge   1: ('t', 'h') -> 'th'``
+    """One merge as a class reads it aloud: ``merge   1: ('t', 'h') -> 'th'``
     (``rank`` counts from 1, the way the merges are read aloud)."""
     return f"merge {rank:>3}: ({readable(left)}, {readable(right)}) -> {readable(left + right)}"
 
@@ -125,14 +126,23 @@ def output_path(directory: Union[str, Path], force: bool) -> Path:
 
 def _check_directory(directory: Path) -> None:
     """The errors saving into ``directory`` would meet after training: it, or
-    a directory of its path, is a file."""
-    if directory.exists() and not directory.is_dir():
-        raise NotADirectoryError(
-            f"{directory} is a file; the demo saves tokenizer.json into a directory"
-        )
-    parent = next(p for p in directory.absolute().parents if p.exists())
-    if not parent.is_dir():
-        raise NotADirectoryError(f"{directory}: {parent} is a file, not a directory")
+    a directory of its path, is a file, or the directory it goes into is
+    missing (only ``directory`` itself is made, never its parents)."""
+    if directory.exists():
+        if not directory.is_dir():
+            raise NotADirectoryError(
+                f"{directory} is a file; the demo saves tokenizer.json into a directory"
+            )
+        return
+    if directory.absolute().parent.is_dir():
+        return
+    found = next(p for p in directory.parents if p.exists())
+    if not found.is_dir():
+        raise NotADirectoryError(f"{directory}: {found} is a file, not a directory")
+    raise FileNotFoundError(
+        f"{directory}: the directory {directory.parent} does not exist; create it first, "
+        "or give a directory inside an existing one"
+    )
 
 
 # ---- The demo ----
@@ -207,7 +217,7 @@ def run_demo(
         )
 
     path = output_path(out_dir, force)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(exist_ok=True)  # out_dir: its parent was checked first
     tokenizer.save(path, overwrite=force)
     say()
     say(f"Saved the tokenizer to {path}")

@@ -161,7 +161,7 @@ def sweep(
     import time
     import warnings
 
-    from .training import train
+    from ..api import train
 
     rows = []
     for size in vocab_sizes:

@@ -1,13 +1,19 @@
 """Byte-level BPE training, one merge at a time, for people to watch.
 
 :func:`trace` yields a :class:`MergeStep` per merge: the pair-count table
-(top pairs), the pairs tied with the winner and why the winner won (SPEC §1:
-the highest count, ties to the smallest ``(left_bytes, right_bytes)``), the
-new token, and the corpus after the merge. It recounts every pair at every
-step, literally as SPEC §1 states the rule, so it is meant for corpora of up
-to a few MB and tens to hundreds of merges; its merges are the trainer's
-(tested against :func:`bytepair.train`). Distinct pre-tokens are counted by
-the core, as in training.
+(top pairs), the pairs tied with the winner and why the winner won (the
+training rule: the highest count wins, ties go to the smallest
+``(left_bytes, right_bytes)``), the new token, and the corpus after the merge.
+It recounts every pair at every step, literally as the rule is stated, so it
+is meant for corpora of up to a few MB and tens to hundreds of merges; its
+merges are the trainer's (tested against :func:`bytepair.train`). Distinct
+pre-tokens are counted by the core, as in training.
+
+This is one of the two places in the product that import the readable
+reference (:mod:`bytepair.reference`): showing the algorithm step by step is
+its job, so it applies a merge with the reference's ``merge_pair``. The
+``bytepair steps`` command prints these steps; the ``bytepair viz`` page
+shows them.
 """
 
 from __future__ import annotations
@@ -17,17 +23,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from . import _native
-from .pretokenizers import PretokenizerSpec, resolve
-from .reference.bpe import merge_pair
-from .training import (
+from .. import _native
+from ..pretokenizers import PretokenizerSpec, resolve
+from ..reference.bpe import merge_pair
+from ..training.corpus import (
     MAX_COUNT,
     MAX_VOCAB_SIZE,
     CorpusItem,
-    _check_special_tokens,
-    _texts,
     add_texts,
     check_size,
+    check_special_tokens,
 )
 
 Pair = tuple[bytes, bytes]
@@ -102,7 +107,7 @@ def trace(
     bytes included), or when no pair is left or the best count is below
     ``min_frequency`` — whichever comes first.
     """
-    specials = _check_special_tokens(special_tokens)
+    specials = check_special_tokens(special_tokens)
     # The limits train() takes, checked as it checks them (a negative top
     # would silently drop rows from the end).
     if merges is not None:
@@ -121,7 +126,7 @@ def trace(
     counter = _native.PretokenCounter(
         specials, pre.kind, pre.pattern if pre.kind == "regex" else None
     )
-    add_texts(counter, _texts(corpus), progress=False)
+    add_texts(counter, corpus, progress=False)
     # Sorted by count, then bytes: the corpus view is the same on every run.
     items = sorted(counter.items(), key=lambda item: (-item[1], item[0]))
     words = [[bytes([b]) for b in word] for word, _ in items]
