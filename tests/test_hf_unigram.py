@@ -31,7 +31,7 @@ from bytepair.errors import FormatError
 from bytepair.formats import hf_unigram as fmt
 from bytepair.formats import sentencepiece as spfile
 from bytepair.reference import hf_unigram as ref
-from bytepair.sentencepiece_tokenizer import from_tokenizers_file
+from bytepair.tokenizers.loaded import from_tokenizers_file
 
 tokenizers = pytest.importorskip("tokenizers", reason="HF tokenizers is the oracle")
 

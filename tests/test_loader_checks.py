@@ -14,8 +14,9 @@ import regex
 
 import bytepair
 from bytepair import FormatError
-from bytepair.formats import gpt2, write_text_atomic
+from bytepair.formats import gpt2
 from bytepair.formats.byte_level import BYTE_CHARS
+from bytepair.formats.files import write_text_atomic
 from bytepair.model import BPEModel
 from bytepair.pretokenizers import Pretokenizer, resolve
 

@@ -362,7 +362,7 @@ def test_a_foreign_unigram_file_with_these_normalizers_encodes_as_tokenizers(tmp
 def test_only_a_model_trained_here_holds_normalize():
     import dataclasses
 
-    from bytepair.sentencepiece_tokenizer import SentencePieceTokenizer
+    from bytepair.tokenizers.unigram import SentencePieceTokenizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -135,7 +135,7 @@ def cl100k_pair(shared_data):
     tiktoken = pytest.importorskip("tiktoken")
     from tiktoken.load import load_tiktoken_bpe
 
-    from bytepair.encodings import ENCODINGS
+    from bytepair.registry import ENCODINGS
 
     path = shared_data / "models" / "tiktoken" / "cl100k_base.tiktoken"
     if not path.is_file():

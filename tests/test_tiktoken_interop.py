@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import DisallowedSpecialError, FormatError, Tokenizer
-from bytepair.decode_batch import POOL_MIN_IDS
-from bytepair.encodings import ENCODINGS, ENV_VAR
+from bytepair.tokenizers._contract import POOL_MIN_IDS
+from bytepair.registry import ENCODINGS, ENV_VAR
 from bytepair.formats import tiktoken as tiktoken_format
 from bytepair.model import BPEModel
 from bytepair.pretokenizers import Pretokenizer, resolve

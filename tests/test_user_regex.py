@@ -1,7 +1,7 @@
 """User pre-tokenizer regexes: the reference cuts text exactly as the core does.
 
 A user pattern is fancy-regex syntax (the core's engine); the reference runs
-it in Python's `regex` module through bytepair.reference.user_regex. These
+it in Python's `regex` module through bytepair.user_regex. These
 tests compare the two on patterns built from the constructs the engines read
 differently (anchors, inline flags, case folding, POSIX and nested classes,
 empty matches), and check that what the reference cannot reproduce is refused.
@@ -18,9 +18,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import bytepair
+from bytepair import user_regex
 from bytepair.pretokenizers import Pretokenizer, resolve
 from bytepair.reference import bpe as reference
-from bytepair.reference import user_regex
 
 
 def core_pieces(pattern: str, text: str) -> list[str]:

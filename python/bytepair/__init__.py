@@ -5,25 +5,33 @@
     >>> tok.decode(tok.encode("some text"))
     'some text'
 
-The pure-Python reference (``bytepair.reference``) is the specification; the
-Rust core gives the same answers, faster.
+The names below are the public API. The pure-Python reference
+(``bytepair.reference``) is the specification; the Rust core gives the same
+answers, faster.
 """
 
-import importlib
+from __future__ import annotations
 
-from .encodings import get_encoding, list_encoding_names, load_tiktoken
+from typing import TYPE_CHECKING
+
+from .api import get_encoding, load, load_tiktoken, resume_training, train
+from .corpus.sources import read_documents
 from .errors import DisallowedSpecialError, FormatError
 from .formats.tiktoken import save_tiktoken, to_tiktoken
 from .model import BPEModel, SentencePieceModel, SentencePieceNormalizer
 from .pretokenizers import Pretokenizer
-from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingReport
-from .sources import read_documents
-from .tokenizer import Tokenizer, load
-from .trace import MergeStep, trace
-from .training import TrainingReport, resume_training, train
+from .registry import list_encoding_names
+from .tokenizers.bpe import Tokenizer, TrainingReport
+from .tokenizers.char_bpe import CharBPE
+from .tokenizers.unigram import SentencePieceTokenizer, UnigramTrainingReport
+from .tools.trace import MergeStep, trace
+
+if TYPE_CHECKING:
+    from .corpus.dataset import TokenDataset, encode_dataset
 
 __all__ = [
     "BPEModel",
+    "CharBPE",
     "DisallowedSpecialError",
     "FormatError",
     "MergeStep",
@@ -50,28 +58,10 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-# Submodules the README names as ``bytepair.<module>.<function>``, imported on
-# first use (some need numpy or Ray, which a plain ``import bytepair`` does not load).
-_SUBMODULES = (
-    "analysis",
-    "char_bpe",
-    "counts",
-    "dataset",
-    "demo",
-    "formats",
-    "gage",
-    "on_ray",
-    "reference",
-    "viz",
-)
-
-
-def __getattr__(name: str):
-    # The dataset module needs numpy; import it (and numpy) on first use only.
+def __getattr__(name: str) -> object:
+    # The dataset module needs numpy, which a plain ``import bytepair`` does not load.
     if name in ("TokenDataset", "encode_dataset"):
-        from . import dataset
+        from .corpus import dataset
 
         return getattr(dataset, name)
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'bytepair' has no attribute {name!r}")

@@ -9,8 +9,9 @@ Names and patterns never mix: an unknown name is an error, not a regex, so a
 typo cannot silently change the tokenizer.
 
 A pattern is read with the syntax of Rust's ``fancy-regex``, the core's
-engine. The reference runs it in Python's ``regex`` through a translation
-(``bytepair.reference.user_regex``) that keeps fancy-regex's meaning where the
+engine. Python code (the reference, a tokenizer.json's regex decoder) runs
+it in Python's ``regex`` through a translation (:mod:`bytepair.user_regex`)
+that keeps fancy-regex's meaning where the
 two differ (``$``, ``\\Z``, ``(?i)``, ``[[:alpha:]]``, ...); the few
 constructs it cannot reproduce exactly (``\\G``, conditionals, subroutine
 calls, case-insensitive backreferences, ...) are a ValueError here.
@@ -144,7 +145,7 @@ def _with_inline_flags(spec: object, pattern: str) -> str:
 def _check_user_regex(pattern: str) -> None:
     """ValueError for a construct of a user pattern (fancy-regex syntax) that the
     reference, which runs it in Python's `regex`, cannot reproduce exactly."""
-    from .reference import user_regex
+    from . import user_regex
 
     user_regex.check(pattern)
 

@@ -27,7 +27,8 @@ from pathlib import Path
 from ..errors import FormatError
 from ..model import BPEModel
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer
-from . import (
+from .byte_level import CHAR_BYTES, model_from_tables, model_to_tables
+from .files import (
     GPT2_MERGES_FILE,
     GPT2_PAIRS,
     GPT2_VOCAB_FILE,
@@ -36,7 +37,6 @@ from . import (
     read_text,
     write_texts_atomic,
 )
-from .byte_level import CHAR_BYTES, model_from_tables, model_to_tables
 from .merge_rules import natural_merges
 
 FORMAT_NAME = "GPT-2 (vocab.json + merges.txt)"

@@ -64,7 +64,7 @@ from typing import Optional, Union
 
 from ..errors import FormatError
 from ..model import SentencePieceModel, SentencePieceNormalizer
-from . import PathLike, parse_json, read_text, write_text_atomic
+from .files import PathLike, parse_json, read_text, write_text_atomic
 from .hf_regex import UnsupportedPattern, from_tokenizers
 from .sentencepiece import BYTE_PIECES, check_charsmap
 

@@ -55,8 +55,8 @@ from ..errors import FormatError, warn
 from ..model import BPEModel
 from ..normalization import resolve_normalize
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer
-from . import PathLike, decode_text, parse_json, write_text_atomic
 from .byte_level import CHAR_BYTES, model_from_tables, model_to_tables, unicode_text_to_bytes
+from .files import PathLike, decode_text, parse_json, write_text_atomic
 from .hf_regex import UnsupportedPattern, from_tokenizers, to_tokenizers
 from .merge_rules import follows_tiktoken_rule, natural_merges, not_made_by_merges
 

@@ -47,6 +47,8 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Optional
 
+from ..model import BPEModel
+
 Tokens = Sequence[Optional[bytes]]
 
 
@@ -176,6 +178,18 @@ def natural_merges(
     return merges, unreachable
 
 
+def rank_merges(model: BPEModel) -> tuple[list[tuple[int, int]], list[int]]:
+    """For a model with tiktoken's rule (``merges=None``): for each token in
+    id order, the last merge that makes it from its own bytes (the core's
+    derivation), and the ids of the tokens no merge of lower rank makes."""
+    from .. import _native
+
+    core = _native.CoreBPE(
+        list(model.tokens), None, list(model.special_tokens.items()), "none", None
+    )
+    return core.merges()
+
+
 def not_made_by_merges(
     tokens: Tokens, special_ids: Iterable[int], merges: Sequence[tuple[int, int]]
 ) -> list[int]:
@@ -230,4 +244,4 @@ def follows_tiktoken_rule(
     return None
 
 
-__all__ = ["follows_tiktoken_rule", "natural_merges", "not_made_by_merges"]
+__all__ = ["follows_tiktoken_rule", "natural_merges", "not_made_by_merges", "rank_merges"]

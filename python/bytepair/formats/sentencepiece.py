@@ -47,7 +47,7 @@ from typing import Optional, Union
 
 from ..errors import FormatError, warn
 from ..model import SentencePieceModel, SentencePieceNormalizer
-from . import PathLike
+from .files import PathLike
 
 FORMAT_NAME = "SentencePiece .model"
 

@@ -100,19 +100,30 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Optional, Protocol, Union
 
 from .. import _native
 from ..errors import FormatError, warn
 from ..model import BPEModel
 from ..pretokenizers import BUILTIN_PATTERNS, Pretokenizer, resolve
-from . import PathLike, parse_json, read_text, write_text_atomic, write_texts_atomic
 from .byte_level import ID_SLACK, id_limit
+from .files import PathLike, parse_json, read_text, write_text_atomic, write_texts_atomic
+from .merge_rules import rank_merges
 
 if TYPE_CHECKING:
     import tiktoken
 
-    from ..tokenizer import Tokenizer
+
+class WithBPEModel(Protocol):
+    """A tokenizer whose ``model`` is a :class:`~bytepair.model.BPEModel` (a
+    :class:`~bytepair.Tokenizer`)."""
+
+    @property
+    def model(self) -> BPEModel: ...
+
+
+# What the exporters take: a model, or a tokenizer of one.
+HasModel = Union[BPEModel, WithBPEModel]
 
 SIDECAR_SUFFIX = ".json"
 SIDECAR_FORMAT = "bytepair-tiktoken"
@@ -340,7 +351,7 @@ def _sidecar_pretokenizer(path: Path, document: dict) -> Pretokenizer:
 
 
 def _known_encoding(path: Path):
-    from ..encodings import ENCODINGS
+    from ..registry import ENCODINGS
 
     name = path.name[: -len(".tiktoken")] if path.name.endswith(".tiktoken") else None
     return ENCODINGS.get(name) if name else None
@@ -414,7 +425,7 @@ def load_model(
             _check_known(path, data, known)
             default_pattern, default_specials = known.pretokenizer, dict(known.special_tokens)
         elif pattern is None:
-            from ..encodings import ENCODINGS
+            from ..registry import ENCODINGS
 
             raise FormatError(
                 path,
@@ -593,7 +604,7 @@ def export_ranks(model: BPEModel, *, force: bool = False) -> dict[bytes, int]:
     }
 
 
-def merge_list_model(tokenizer: Union[Tokenizer, BPEModel]) -> BPEModel:
+def merge_list_model(tokenizer: HasModel) -> BPEModel:
     """The model with tiktoken's rule (``merges=None``) as an explicit merge
     list, for formats that store merges (HuggingFace, GPT-2).
 
@@ -603,13 +614,10 @@ def merge_list_model(tokenizer: Union[Tokenizer, BPEModel]) -> BPEModel:
     every input (the same theorem, read the other way). ValueError naming the
     tokens otherwise. A model that has merges is returned as it is.
     """
-    from ..tokenizer import Tokenizer
-
     model = _model_of(tokenizer)
     if model.merges is not None:
         return model
-    core = tokenizer if isinstance(tokenizer, Tokenizer) else Tokenizer(model)
-    pairs, unreachable = core._core.merges()
+    pairs, unreachable = rank_merges(model)
     if unreachable:
         shown = ", ".join(_describe(i, model.tokens[i]) for i in unreachable[:SHOWN])
         raise ValueError(
@@ -696,13 +704,13 @@ def tiktoken_pattern(pretokenizer: Pretokenizer) -> tuple[str, Optional[str]]:
 # Export
 
 
-def _model_of(tokenizer: Union[Tokenizer, BPEModel]) -> BPEModel:
-    from ..tokenizer import Tokenizer
-
+def _model_of(tokenizer: HasModel) -> BPEModel:
+    """The model of ``tokenizer``: a BPEModel, or a tokenizer whose ``model`` is one."""
     if isinstance(tokenizer, BPEModel):
         return tokenizer
-    if isinstance(tokenizer, Tokenizer):
-        return tokenizer.model
+    model = getattr(tokenizer, "model", None)
+    if isinstance(model, BPEModel):
+        return model
     raise TypeError(
         "a tiktoken export needs a byte-level BPE Tokenizer or BPEModel, "
         f"not {type(tokenizer).__name__}"
@@ -710,7 +718,7 @@ def _model_of(tokenizer: Union[Tokenizer, BPEModel]) -> BPEModel:
 
 
 def encoding_args(
-    tokenizer: Union[Tokenizer, BPEModel], name: str = DEFAULT_NAME, *, force: bool = False
+    tokenizer: HasModel, name: str = DEFAULT_NAME, *, force: bool = False
 ) -> dict[str, object]:
     """The keyword arguments of ``tiktoken.Encoding`` for ``tokenizer``:
     ``name``, ``pat_str``, ``mergeable_ranks``, ``special_tokens``.
@@ -743,7 +751,7 @@ def encoding_args(
 
 
 def to_tiktoken(
-    tokenizer: Union[Tokenizer, BPEModel], name: str = DEFAULT_NAME, *, force: bool = False
+    tokenizer: HasModel, name: str = DEFAULT_NAME, *, force: bool = False
 ) -> tiktoken.Encoding:
     """A ``tiktoken.Encoding`` giving the same ids as ``tokenizer``.
 
@@ -763,7 +771,7 @@ def to_tiktoken(
 
 
 def save_tiktoken(
-    tokenizer: Union[Tokenizer, BPEModel],
+    tokenizer: HasModel,
     path: PathLike,
     *,
     force: bool = False,

@@ -22,7 +22,7 @@ What it leaves out, on purpose:
   of a pre-token. That is the price of being obviously right; the Rust core is
   the fast path and must return the same answers.
 - The tiktoken ``disallowed_special`` check, files, progress
-  bars and file formats: those belong to ``bytepair.tokenizer`` and
+  bars and file formats: those belong to ``bytepair.tokenizers`` and
   ``bytepair.formats``. Here a special token that is not allowed is plain text.
 
 Validation raises ``ValueError`` (bad value) or ``TypeError`` (bad type) with a
@@ -54,7 +54,7 @@ STOP_MIN_FREQUENCY = "min_frequency"
 # ---------------------------------------------------------------------------
 
 
-def _utf8(text: str, what: str) -> bytes:
+def utf8_bytes(text: str, what: str) -> bytes:
     """UTF-8 bytes of ``text``; a lone surrogate is a clear ValueError, not a crash."""
     try:
         return text.encode("utf-8")
@@ -69,8 +69,8 @@ def _utf8(text: str, what: str) -> bytes:
 @functools.lru_cache(maxsize=64)
 def _compiled(pattern: str):  # -> regex.Pattern | user_regex.CompiledUserRegex
     """What cuts text for ``pattern``: ``.finditer(text)`` gives its matches."""
+    from bytepair import user_regex
     from bytepair.pretokenizers import BUILTIN_PATTERNS
-    from bytepair.reference import user_regex
 
     if pattern in BUILTIN_PATTERNS.values():
         # As published, in the `regex` module (not `re`: they need \p{L} / \p{N}).
@@ -110,7 +110,7 @@ def pretokenize(text: str, pretokenizer: str | Pretokenizer | object = "gpt2") -
     return pieces
 
 
-def _check_specials(specials: Iterable[str], what: str = "special_tokens") -> list[str]:
+def check_specials(specials: Iterable[str], what: str = "special_tokens") -> list[str]:
     if isinstance(specials, str):
         raise TypeError(f"{what} must be a collection of str, not a single str: use [{specials!r}]")
     checked: list[str] = []
@@ -125,7 +125,7 @@ def _check_specials(specials: Iterable[str], what: str = "special_tokens") -> li
             raise ValueError(
                 f"{what}[{index}] {special!r} is a duplicate; special tokens must be distinct"
             )
-        _utf8(special, f"{what}[{index}]")
+        utf8_bytes(special, f"{what}[{index}]")
         checked.append(special)
     return checked
 
@@ -139,7 +139,7 @@ def split_special(text: str, specials: Iterable[str]) -> list[tuple[str, bool]]:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    specials = _check_specials(specials, "specials")
+    specials = check_specials(specials, "specials")
 
     pieces: list[tuple[str, bool]] = []
     position = 0
@@ -205,7 +205,7 @@ def checked_texts(texts: Iterable[str] | str) -> Iterator[str]:
     for index, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"texts[{index}] must be str, not {type(text).__name__}")
-        _utf8(text, f"texts[{index}]")
+        utf8_bytes(text, f"texts[{index}]")
         yield text
 
 
@@ -235,7 +235,7 @@ def count_pretokens(
     Specials are cut out first and never counted; the text between them is
     normalized. A single ``str`` is one text.
     """
-    specials = _check_specials(specials)
+    specials = check_specials(specials)
     normalization = list(normalization)
     pretok = resolve(pretokenizer)
     pretoken_counts: Counter = Counter()
@@ -305,7 +305,7 @@ def train(
     With ``max_token_length``, a pair whose merge would be longer than that
     many bytes is never a candidate (as if it were not there).
     """
-    specials = _check_specials(special_tokens)
+    specials = check_specials(special_tokens)
     vocab_size = _check_int("vocab_size", vocab_size)
     min_frequency = _check_int("min_frequency", min_frequency)
     if min_frequency < 1:
@@ -372,7 +372,7 @@ def _check_special_ids(special_tokens: Mapping[str, int], tokens: list[bytes]) -
     for special, special_id in special_tokens.items():
         if not isinstance(special, str) or special == "":
             raise TypeError(f"special_tokens keys must be non-empty str, got {special!r}")
-        _utf8(special, f"special token {special!r}")
+        utf8_bytes(special, f"special token {special!r}")
         _check_int(f"special_tokens[{special!r}]", special_id)
         if not 0 <= special_id < len(tokens):
             raise ValueError(
@@ -481,7 +481,7 @@ def encode(
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    _utf8(text, "text")
+    utf8_bytes(text, "text")
     special_tokens = dict(special_tokens or {})
     _check_special_ids(special_tokens, tokens)
 
@@ -491,10 +491,10 @@ def encode(
         # As tiktoken: a name that is no special token is ignored.
         allowed = [
             special
-            for special in _check_specials(allowed_special, "allowed_special")
+            for special in check_specials(allowed_special, "allowed_special")
             if special in special_tokens
         ]
-    for added in _check_specials(added_tokens, "added_tokens"):
+    for added in check_specials(added_tokens, "added_tokens"):
         if added not in special_tokens:
             raise ValueError(f"added token {added!r} is not a key of special_tokens")
         if added not in allowed:

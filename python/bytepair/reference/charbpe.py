@@ -1,13 +1,38 @@
 """Character-level BPE training, written to be read: the oracle of
-:func:`bytepair.char_bpe.train_char_bpe`. Every pair is recounted before each
-merge (SPEC §1, over characters instead of bytes)."""
+bytepair's character-level trainer. Every pair is recounted before each
+merge (the byte-level rule of :mod:`bytepair.reference.bpe`, over characters
+instead of bytes).
+
+Words are read as subword-nmt's ``learn-bpe`` reads a file: lines end where
+``str.splitlines()`` ends them, each line (its ending kept) is stripped of
+``\\r``, ``\\n`` and spaces and split at ``" "``. A word is its characters,
+the last one carrying the end-of-word marker.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
-from bytepair.char_bpe import END_OF_WORD, symbols_of, word_counts
 from bytepair.reference.bpe import merge_pair
+
+END_OF_WORD = "</w>"
+
+
+def word_counts(texts: Iterable[str]) -> Counter:
+    """How often each word occurs in ``texts``."""
+    counts: Counter = Counter()
+    for text in texts:
+        for line in text.splitlines(keepends=True):
+            for word in line.strip("\r\n ").split(" "):
+                if word:
+                    counts[word] += 1
+    return counts
+
+
+def symbols_of(word: str, end_of_word: str = END_OF_WORD) -> list[str]:
+    """``"low"`` -> ``["l", "o", "w</w>"]``."""
+    return [*word[:-1], word[-1] + end_of_word]
 
 
 def train(

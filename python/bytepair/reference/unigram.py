@@ -104,12 +104,12 @@ from typing import NamedTuple, Optional, Union
 from bytepair.errors import warn
 from bytepair.pretokenizers import Pretokenizer, resolve
 from bytepair.reference.bpe import (
-    _check_specials,
-    _utf8,
+    check_specials,
     checked_texts,
     normalize,
     pretokenize,
     split_special,
+    utf8_bytes,
 )
 from bytepair.reference.normalize import decode_utf8_like_sentencepiece
 
@@ -252,7 +252,7 @@ def count_words(
     tokens are cut out and never counted; the text between them is normalized
     (``normalization``: ``"nfc"`` or ``"nfkc"``, then ``"lowercase"``).
     """
-    specials = _check_specials(special_tokens)
+    specials = check_specials(special_tokens)
     pretok = _resolve_pretokenizer(pretokenizer)
     normalization = tuple(normalization)
     counts: Counter = Counter()
@@ -959,7 +959,7 @@ def train(
 ) -> UnigramResult:
     """Train a unigram vocabulary of ``vocab_size`` ids (unk, specials and bytes included);
     ``normalization`` is done to the text between special tokens (see :func:`count_words`)."""
-    specials = _check_specials(special_tokens)
+    specials = check_specials(special_tokens)
     if UNK_PIECE in specials:
         raise ValueError(f"special_tokens: {UNK_PIECE!r} is the unknown piece already (id 0)")
     _check_int("vocab_size", vocab_size, 1)
@@ -1135,7 +1135,7 @@ def _vocab(model: UnigramModel, pretokenizer: object) -> _Vocab:
 def _allowed(allowed_special: Union[str, Iterable[str]], vocab: _Vocab) -> list[str]:
     if allowed_special == "all":
         return list(vocab.special_id)
-    allowed = _check_specials(allowed_special, "allowed_special")
+    allowed = check_specials(allowed_special, "allowed_special")
     for special in allowed:
         if special not in vocab.special_id:
             raise ValueError(
@@ -1162,7 +1162,7 @@ def encode(
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    _utf8(text, "text")
+    utf8_bytes(text, "text")
     vocab = _vocab(model, pretokenizer)
     allowed = _allowed(allowed_special, vocab)
     unk_score = unk_score_of(vocab.normal)

@@ -17,17 +17,11 @@ on load, as tiktoken does).
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Union
 
-from .errors import FormatError
 from .pretokenizers import Pretokenizer, resolve
-
-if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
 
 ENV_VAR = "BYTEPAIR_TIKTOKEN_DIR"
 URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
@@ -113,34 +107,6 @@ def list_encoding_names() -> list[str]:
     return [*ALIASES, *ENCODINGS]
 
 
-def load_tiktoken(
-    path: Union[str, os.PathLike],
-    pattern: object = None,
-    special_tokens: Optional[Mapping[str, int]] = None,
-) -> Tokenizer:
-    """A tokenizer from a ``.tiktoken`` rank file, encoding with tiktoken's rule.
-
-    ``pattern``: a pre-tokenizer name (``"cl100k"``, ``"o200k"``, ...) or a
-    compiled regex; ``special_tokens``: text -> id. Either may be left out
-    when the file has a sidecar ``path + ".json"`` (written by
-    :func:`bytepair.save_tiktoken`) or is named after one of OpenAI's
-    encodings (``cl100k_base.tiktoken``, ...); when ``pattern`` is given and
-    neither applies, there are no special tokens.
-    """
-    from .formats.tiktoken import load_model
-    from .tokenizer import Tokenizer
-
-    model = load_model(path, pattern, special_tokens)
-    try:
-        return Tokenizer(model)
-    except ValueError as e:
-        raise FormatError(path, str(e)) from None
-
-
-_cache: dict[tuple, Tokenizer] = {}
-_cache_lock = threading.Lock()
-
-
 def encoding_path(name: str) -> Path:
     """Where :func:`get_encoding` reads ``name`` from; a clear error when it cannot."""
     name = ALIASES.get(name, name)
@@ -172,55 +138,12 @@ def encoding_path(name: str) -> Path:
     return path
 
 
-def get_encoding(name: str) -> Tokenizer:
-    """OpenAI's encoding ``name`` (``r50k_base``, ``p50k_base``, ``cl100k_base``,
-    ``o200k_base``; ``gpt2``, as in tiktoken, is r50k_base) from
-    ``$BYTEPAIR_TIKTOKEN_DIR/<name>.tiktoken``, with its published pattern and
-    special tokens; ids equal tiktoken's. The file's sha256 must be OpenAI's.
-    Loaded once per process (per file version)."""
-    name = ALIASES.get(name, name)
-    path = encoding_path(name)
-    stat = path.stat()
-    key = (name, str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-    with _cache_lock:
-        cached = _cache.get(key)
-    if cached is not None:
-        return cached
-    from .formats.tiktoken import load_known
-    from .tokenizer import Tokenizer
-
-    model = load_known(path, ENCODINGS[name])  # checks the sha256
-    tokenizer = Tokenizer(model)
-    with _cache_lock:
-        for old in [k for k in _cache if k[0] == name]:
-            del _cache[old]  # one version of each file is enough
-        _cache[key] = tokenizer
-    return tokenizer
-
-
-def load_any(spec: Union[str, os.PathLike]):
-    """The tokenizer ``spec`` names: a path (anything :func:`bytepair.load`
-    reads, or a ``.tiktoken`` file), else one of OpenAI's encodings by name."""
-    path = Path(spec)
-    if not path.exists():
-        if str(spec) in ENCODINGS or str(spec) in ALIASES:
-            return get_encoding(str(spec))  # a clear error when the file is not there
-        raise FileNotFoundError(
-            f"{spec}: no such file or directory, and not an encoding name "
-            f"({', '.join(list_encoding_names())})"
-        )
-    if path.is_file() and path.name.endswith(".tiktoken"):
-        return load_tiktoken(path)
-    from .tokenizer import load
-
-    return load(path)  # FormatError names the file and what is wrong in it
-
-
 __all__ = [
+    "ALIASES",
     "ENCODINGS",
+    "ENDOFTEXT",
     "ENV_VAR",
-    "get_encoding",
+    "KnownEncoding",
+    "encoding_path",
     "list_encoding_names",
-    "load_any",
-    "load_tiktoken",
 ]

@@ -3,7 +3,8 @@
 A user pattern is written in the syntax of Rust's ``fancy-regex`` (0.20, with
 ``regex-syntax`` 0.8 for classes and the ``regex`` crate for the parts without
 look-around or backreferences), which the core runs. Python's ``regex`` module
-reads much of that syntax alike but not all of it, so the reference does not
+reads much of that syntax alike but not all of it, so Python code that runs a
+user pattern (the reference, a ``tokenizer.json``'s regex ``Replace``) does not
 hand it the user's text: :func:`translate` parses the pattern as fancy-regex
 does and writes a ``regex`` pattern that matches the same strings, every
 construct spelled out:

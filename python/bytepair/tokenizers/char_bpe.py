@@ -19,46 +19,20 @@ own (``"low"`` -> ``l``, ``o``, ``w``, ``</w>``), as subword-nmt applies it.
 from __future__ import annotations
 
 import os
-from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional, Union
 
-from . import _native
-from .errors import FormatError, NotUtf8Error, decode_utf8, warn
-from .tokenizer import _reject_surrogates
-from .training import (
-    MAX_COUNT,
-    MAX_VOCAB_SIZE,
-    CorpusItem,
-    _texts,
-    check_size,
-    progress_bar,
-)
+from .. import _native
+from ..errors import FormatError, NotUtf8Error, decode_utf8
+from ._contract import reject_surrogates
 
 END_OF_WORD = "</w>"
 CODES_VERSIONS = ("0.1", "0.2")
-TIE_RULES = ("smallest", "subword-nmt")
 # A codes file holds one "left right" merge a line (subword-nmt strips spaces
 # and \r\n from a line's ends): a symbol with one of these is read back as
 # other merges, or not at all.
 CODES_BREAKS = {" ": "a space", "\r": "a line break ('\\r')", "\n": "a line break ('\\n')"}
-
-
-def word_counts(texts: Iterable[str]) -> Counter:
-    """subword-nmt's vocabulary: the non-empty space-separated words of every
-    line, lines as ``subword-nmt learn-bpe`` reads them from a file."""
-    counts: Counter = Counter()
-    for text in texts:
-        # subword-nmt's CLI reads with codecs.open, whose lines end where
-        # str.splitlines() ends them (also \r, \v, \f, \x1c-\x1e, \x85,
-        # \u2028, \u2029); a line keeps its ending, of which strip('\r\n ')
-        # drops only \r and \n: "a\x0cb" has the words "a\x0c" and "b".
-        for line in text.splitlines(keepends=True):
-            for word in line.strip("\r\n ").split(" "):
-                if word:
-                    counts[word] += 1
-    return counts
 
 
 def symbols_of(word: str, end_of_word: str = END_OF_WORD, version: str = "0.2") -> list[str]:
@@ -88,11 +62,11 @@ def _codes_version(line: str, path: Path) -> str:
     return version
 
 
-def _check_end_of_word(end_of_word: object) -> str:
+def check_end_of_word(end_of_word: object) -> str:
     """``end_of_word`` if it can mark the end of a word in a codes file."""
     if not isinstance(end_of_word, str) or not end_of_word:
         raise ValueError("end_of_word must be a non-empty string")
-    _check_utf8(end_of_word, f"end_of_word {end_of_word!r}")
+    check_utf8(end_of_word, f"end_of_word {end_of_word!r}")
     for char, name in CODES_BREAKS.items():
         if char in end_of_word:
             raise ValueError(
@@ -116,7 +90,7 @@ class CharBPE:
         if version not in CODES_VERSIONS:
             raise ValueError(f"version must be one of {', '.join(CODES_VERSIONS)}, not {version!r}")
         self.merges = [(str(a), str(b)) for a, b in merges]
-        self.end_of_word = _check_end_of_word(end_of_word)
+        self.end_of_word = check_end_of_word(end_of_word)
         self.version = version
         self.counts = tuple(counts) if counts is not None else None
         # Symbols by id (base characters as met, merge results); the core
@@ -186,7 +160,7 @@ class CharBPE:
             raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
         for index, merge in enumerate(self.merges):  # a hand-built CharBPE may have any
             for symbol in merge:
-                _check_utf8(symbol, f"merges[{index}] {merge!r}")
+                check_utf8(symbol, f"merges[{index}] {merge!r}")
                 problem = "an empty symbol" if not symbol else None
                 for char, name in CODES_BREAKS.items():
                     if problem is None and char in symbol:
@@ -235,72 +209,9 @@ def _read_codes(path: Path) -> str:
         ) from None
 
 
-def _check_utf8(text: str, what: str) -> str:
+def check_utf8(text: str, what: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise _reject_surrogates(e, what) from None
+        raise reject_surrogates(e, what) from None
     return text
-
-
-def train_char_bpe(
-    corpus: Union[CorpusItem, Iterable[CorpusItem]],
-    *,
-    num_merges: Optional[int] = None,
-    vocab_size: Optional[int] = None,
-    end_of_word: str = END_OF_WORD,
-    min_frequency: int = 1,
-    tie_rule: str = "smallest",
-    progress: Optional[bool] = None,
-) -> CharBPE:
-    """Learn character-level BPE merges; see the module docstring. ``progress``:
-    a bar of the texts counted, in bytes (default: when stderr is a terminal)."""
-    if num_merges is None and vocab_size is None:
-        raise ValueError("say when to stop: num_merges=N or vocab_size=V")
-    if num_merges is not None:
-        check_size("num_merges", num_merges, 0, MAX_VOCAB_SIZE)
-    if vocab_size is not None:
-        check_size("vocab_size", vocab_size, 1, MAX_VOCAB_SIZE)
-    if tie_rule not in TIE_RULES:
-        raise ValueError(f"tie_rule must be one of {', '.join(TIE_RULES)}, not {tie_rule!r}")
-    _check_end_of_word(end_of_word)
-    check_size("min_frequency", min_frequency, 1, MAX_COUNT)
-    bar = progress_bar(progress, desc="counting", unit="B", unit_scale=True)
-
-    def texts() -> Iterator[str]:
-        for i, (text, size) in enumerate(_texts(corpus)):
-            _check_utf8(text, f"corpus text {i}")
-            if bar is not None:
-                bar.update(len(text.encode("utf-8")) if size is None else size)
-            yield text
-
-    try:
-        counts = word_counts(texts())
-    finally:
-        if bar is not None:
-            bar.close()
-    words = [(symbols_of(w, end_of_word), c) for w, c in counts.items()]
-    # The alphabet in text order: ties compare the symbols' UTF-8 bytes.
-    alphabet = sorted({s for symbols, _ in words for s in symbols}, key=lambda s: s.encode())
-    if vocab_size is not None and vocab_size < len(alphabet):
-        # As byte-level BPE refuses a vocab_size below its 256 bytes.
-        raise ValueError(
-            f"vocab_size {vocab_size} is below the corpus's {len(alphabet)} symbols "
-            "(characters, and characters that end a word), which are all in the vocabulary"
-        )
-    index = {s: i for i, s in enumerate(alphabet)}
-    limit = vocab_size if vocab_size is not None else len(alphabet) + num_merges
-    if num_merges is not None and vocab_size is not None:
-        limit = min(vocab_size, len(alphabet) + num_merges)
-    tokens, merges, merge_counts, stop = _native.train_bpe_symbols(
-        [([index[s] for s in symbols], c) for symbols, c in words],
-        [s.encode("utf-8") for s in alphabet],
-        limit,
-        min_frequency,
-        num_merges,
-        tie_rule == "subword-nmt",
-    )
-    text_of = [t.decode("utf-8") for t in tokens]
-    if stop != "vocab_size":
-        warn(f"training stopped after {len(merges)} merges: {stop}")
-    return CharBPE([(text_of[a], text_of[b]) for a, b in merges], end_of_word, merge_counts)

@@ -7,88 +7,52 @@ shared by many threads.
 
 from __future__ import annotations
 
-import functools
-import json
 import operator
 import os
 import random
-import re
-from collections.abc import Collection, Iterable, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Optional, Union
+from typing import Literal, Optional, Union
 
-from . import _native
-from .decode_batch import decode_each
-from .encodings import ENDOFTEXT
-from .errors import DisallowedSpecialError, FormatError
-from .model import BPEModel
-from .pretokenizers import Pretokenizer
-
-if TYPE_CHECKING:
-    from .training import TrainingReport
-
-SpecialSet = Union[Literal["all"], AbstractSet[str], Collection[str]]
-
-
-def _reject_surrogates(error: UnicodeEncodeError, what: str) -> ValueError:
-    char = error.object[error.start] if isinstance(error.object, str) else "?"
-    return ValueError(
-        f"{what} contains the lone surrogate {char!r} at position {error.start}: "
-        "it is not valid Unicode text and has no UTF-8 bytes to encode"
-    )
+from .. import _native
+from ..model import BPEModel
+from ..pretokenizers import Pretokenizer
+from ..registry import ENDOFTEXT
+from ._contract import (
+    BatchDecoding,
+    SpecialSet,
+    batch_surrogate_error,
+    checked_batch,
+    checked_id,
+    checked_ids,
+    default_choice,
+    on_text,
+    reject_surrogates,
+    select_specials,
+    special_texts,
+)
 
 
-def _on_text(native_call, text: str, *args):
-    """Calls the core on one text: TypeError when it is not a str, ValueError
-    naming the lone surrogate that keeps it from being UTF-8."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be str, not {type(text).__name__}")
-    try:
-        return native_call(text, *args)
-    except UnicodeEncodeError as e:
-        raise _reject_surrogates(e, "text") from None
+@dataclass(frozen=True)
+class TrainingReport:
+    """How a training run went."""
 
+    merge_counts: tuple[int, ...]  # the count of each merge when it won, in merge order
+    stop_reason: str  # "vocab_size", "no_pairs" or "min_frequency"
+    vocab_size_requested: int
+    distinct_pretokens: int
+    seconds: float
 
-def _batch_surrogate_error(error: UnicodeEncodeError, texts: list[str]) -> ValueError:
-    index = next(i for i, t in enumerate(texts) if t is error.object or t == error.object)
-    return _reject_surrogates(error, f"text {index} of the batch")
-
-
-def _checked_ids(ids: Iterable[object], n_vocab: int) -> list[int]:
-    """``ids`` as a list of ints (anything ``operator.index`` takes, as the
-    core does), or a ValueError naming the first bad id and its position."""
-    if not isinstance(ids, Iterable) or isinstance(
-        ids, (bytes, bytearray, str, dict, set, frozenset)
-    ):
-        # bytes would pass as its byte values (text given by mistake), a set or a
-        # dict's keys in an order that means nothing.
-        raise TypeError(f"ids must be an iterable of ints, not {type(ids).__name__}")
-    checked = []
-    for position, token in enumerate(ids):
-        try:
-            value = operator.index(token)
-        except TypeError:
-            raise ValueError(f"id at position {position} is {token!r}, not an int") from None
-        if not 0 <= value < n_vocab:
-            raise _not_in_vocabulary(f"token id {value} at position {position}", n_vocab)
-        checked.append(value)
-    return checked
-
-
-def _checked_id(token: object, n_vocab: int) -> int:
-    """One id, read as :func:`_checked_ids` reads each (no position to name)."""
-    try:
-        value = operator.index(token)
-    except TypeError:
-        raise ValueError(f"token id {token!r} is not an int") from None
-    if not 0 <= value < n_vocab:
-        raise _not_in_vocabulary(f"token id {value}", n_vocab)
-    return value
-
-
-def _not_in_vocabulary(what: str, n_vocab: int) -> ValueError:
-    return ValueError(f"{what} is not in the vocabulary (it has {n_vocab} ids, 0 to {n_vocab - 1})")
+    def __repr__(self) -> str:
+        # A summary: the counts of every merge are in merge_counts, not on the screen.
+        counts = self.merge_counts
+        shown = f"{counts[0]} .. {counts[-1]}" if counts else "none"
+        return (
+            f"TrainingReport(merges={len(counts)} (counts {shown}), "
+            f"stop_reason={self.stop_reason!r}, vocab_size_requested={self.vocab_size_requested}, "
+            f"distinct_pretokens={self.distinct_pretokens}, seconds={self.seconds:.2f})"
+        )
 
 
 _ID_LIMIT = 1 << 32  # the core's ids are u32
@@ -117,7 +81,7 @@ def _check_special_tokens(model: BPEModel) -> None:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as e:
-            raise _reject_surrogates(e, f"{field}: special token {text!r}") from None
+            raise reject_surrogates(e, f"{field}: special token {text!r}") from None
         index = _as_index(token_id)
         if index is None:
             raise TypeError(f"{field}: special token {text!r} has the id {token_id!r}, not an int")
@@ -142,108 +106,7 @@ def _dropout(p: object, seed: object) -> Optional[tuple[float, int]]:
     return float(p), seed % (1 << 64)
 
 
-def _special_texts(chosen: object, name: str) -> set[str]:
-    """``allowed_special`` / ``disallowed_special`` (other than ``"all"``) as a set
-    of texts. A single string is refused: tiktoken would read it as its characters."""
-    if isinstance(chosen, str):
-        raise TypeError(
-            f"{name} must be 'all' or a collection of strings, not the string {chosen!r} "
-            f"(for one special token write {name}={{{chosen!r}}})"
-        )
-    if not isinstance(chosen, Iterable):
-        raise TypeError(
-            f"{name} must be 'all' or a collection of strings, not {type(chosen).__name__}"
-        )
-    texts = set()
-    for text in chosen:
-        if not isinstance(text, str):
-            raise TypeError(f"{name} holds {text!r}, which is {type(text).__name__}, not str")
-        texts.add(text)
-    return texts
-
-
-@functools.lru_cache(maxsize=64)
-def _finder(strings: frozenset[str]) -> re.Pattern[str]:
-    """Finds the leftmost of ``strings``, the longest where several start there
-    (as the core finds special tokens)."""
-    return re.compile("|".join(map(re.escape, sorted(strings, key=len, reverse=True))))
-
-
-def _disallowed_error(prefix: str, token: str, position: int, special: bool) -> ValueError:
-    shown = json.dumps(token, ensure_ascii=False)
-    if special:  # the core's message
-        advice = (
-            "If you want this text to be encoded as a special token, pass it to "
-            f"`allowed_special`, e.g. `allowed_special={{{shown}, ...}}`.\n"
-            "If you want this text to be encoded as normal text, disable the check for this "
-            f"token by passing `disallowed_special=(enc.special_tokens_set - {{{shown}}})`.\n"
-        )
-        what = "special token"
-    else:
-        advice = (
-            f"{shown} is not a special token of this tokenizer, but `disallowed_special` names "
-            "it, so text holding it is refused (as tiktoken does); remove it from "
-            "`disallowed_special` to encode this text.\n"
-        )
-        what = "string"
-    return DisallowedSpecialError(
-        f"{prefix}Encountered text corresponding to disallowed {what} {shown} at character "
-        f"{position}.\n{advice}To disable this check for all special tokens, pass "
-        "`disallowed_special=()`.",
-        token,
-        position,
-    )
-
-
-def select_specials(
-    index: Collection[str],
-    allowed_special: SpecialSet,
-    disallowed_special: SpecialSet,
-    texts: Sequence[object],
-    batch: bool,
-) -> tuple[set[str], set[str]]:
-    """The (allowed, disallowed) special tokens among ``index``, as tiktoken
-    reads the two arguments: names in ``allowed_special`` that are no special
-    token are ignored; a string in ``disallowed_special`` that is none raises
-    DisallowedSpecialError when it occurs in one of ``texts`` (checked here;
-    the special tokens are left to the caller)."""
-    known = set(index)
-    if allowed_special == "all":
-        allowed = known
-    else:
-        allowed = _special_texts(allowed_special, "allowed_special") & known
-    foreign: set[str] = set()
-    if disallowed_special == "all":
-        disallowed = known - allowed
-    else:
-        disallowed = _special_texts(disallowed_special, "disallowed_special")
-        foreign = disallowed - known
-        disallowed -= foreign
-    if foreign:
-        # Leftmost of all the disallowed strings, as tiktoken searches them.
-        finder = _finder(frozenset(disallowed | foreign))
-        for n, text in enumerate(texts):
-            found = finder.search(text) if isinstance(text, str) else None
-            if found is not None:
-                token, prefix = found.group(), f"text {n} of the batch: " if batch else ""
-                raise _disallowed_error(prefix, token, found.start(), token in index)
-    return allowed, disallowed
-
-
-def default_choice(allowed_special: SpecialSet, disallowed_special: SpecialSet) -> Optional[str]:
-    """ "none" or "all" for the two argument pairs most calls pass (nothing or
-    everything allowed, the rest disallowed), whose outcome depends on no
-    text and can be kept; None for any other."""
-    if type(disallowed_special) is not str or disallowed_special != "all":
-        return None
-    if type(allowed_special) is str and allowed_special == "all":
-        return "all"
-    if type(allowed_special) in (frozenset, set, tuple, list) and not allowed_special:
-        return "none"
-    return None
-
-
-class Tokenizer:
+class Tokenizer(BatchDecoding):
     """A byte-level BPE tokenizer (vocabulary, merges, special tokens, pre-tokenizer)."""
 
     __slots__ = ("_model", "_core", "_special_index", "_added", "_training", "_default_specials")
@@ -319,9 +182,7 @@ class Tokenizer:
         if self._added and disallowed_special != "all":
             added = self._model.added_tokens
             disallowed_special = [
-                t
-                for t in _special_texts(disallowed_special, "disallowed_special")
-                if t not in added
+                t for t in special_texts(disallowed_special, "disallowed_special") if t not in added
             ]
         allowed, disallowed = select_specials(
             index, allowed_special, disallowed_special, texts, batch
@@ -361,7 +222,7 @@ class Tokenizer:
         allowed, disallowed = self._special_indices(
             allowed_special, disallowed_special, [text], batch=False
         )
-        return _on_text(self._core.encode, text, allowed, disallowed, _dropout(dropout, seed))
+        return on_text(self._core.encode, text, allowed, disallowed, _dropout(dropout, seed))
 
     def encode_ordinary(
         self, text: str, *, dropout: float = 0.0, seed: Optional[int] = None
@@ -373,7 +234,7 @@ class Tokenizer:
         ``encode_special_tokens=True`` gives the same ids)."""
         if dropout or self._added:
             return self.encode(text, disallowed_special=(), dropout=dropout, seed=seed)
-        return _on_text(self._core.encode_ordinary, text)
+        return on_text(self._core.encode_ordinary, text)
 
     def encode_batch(
         self,
@@ -387,28 +248,14 @@ class Tokenizer:
         """Encodes many texts in parallel on all cores, without the GIL.
         With ``dropout``, text ``i`` draws from its own stream of ``seed``: the
         result does not depend on the number of threads."""
-        texts = self._checked_batch(texts)
+        texts = checked_batch(texts)
         allowed, disallowed = self._special_indices(
             allowed_special, disallowed_special, texts, batch=True
         )
         try:
             return self._core.encode_batch(texts, allowed, disallowed, _dropout(dropout, seed))
         except UnicodeEncodeError as e:
-            raise _batch_surrogate_error(e, texts) from None
-
-    @staticmethod
-    def _checked_batch(texts: Iterable[str]) -> list[str]:
-        if isinstance(texts, (str, bytes, bytearray)):
-            # list() of a str would be a batch of its characters.
-            raise TypeError(
-                f"a batch is an iterable of str, not one {type(texts).__name__} "
-                "(for one text, call encode)"
-            )
-        texts = list(texts)
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"text {i} of the batch is {type(text).__name__}, not str")
-        return texts
+            raise batch_surrogate_error(e, texts) from None
 
     def encode_ordinary_batch(
         self, texts: Iterable[str], *, dropout: float = 0.0, seed: Optional[int] = None
@@ -431,7 +278,7 @@ class Tokenizer:
         allowed, disallowed = self._special_indices(
             allowed_special, disallowed_special, [text], batch=False
         )
-        buffer = _on_text(
+        buffer = on_text(
             self._core.encode_to_buffer, text, allowed, disallowed, _dropout(dropout, seed)
         )
         return np.frombuffer(buffer, dtype=np.uint32)
@@ -449,7 +296,7 @@ class Tokenizer:
         plus ``int64`` offsets: text ``i`` is ``ids[offsets[i]:offsets[i + 1]]``."""
         import numpy as np
 
-        texts = self._checked_batch(texts)
+        texts = checked_batch(texts)
         allowed, disallowed = self._special_indices(
             allowed_special, disallowed_special, texts, batch=True
         )
@@ -457,7 +304,7 @@ class Tokenizer:
         try:
             ids, offsets = self._core.encode_batch_to_buffers(texts, allowed, disallowed, chosen)
         except UnicodeEncodeError as e:
-            raise _batch_surrogate_error(e, texts) from None
+            raise batch_surrogate_error(e, texts) from None
         return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
 
     # ---- Decoding ----
@@ -466,12 +313,12 @@ class Tokenizer:
         """The bytes of the tokens, concatenated. ``ids``: any iterable of ints."""
         if not isinstance(ids, (list, tuple)) and not hasattr(ids, "__array__"):
             # The core reads only sequences; a generator or dict view is read once, here.
-            ids = _checked_ids(ids, self.n_vocab)
+            ids = checked_ids(ids, self.n_vocab)
         try:
             return self._core.decode_bytes(ids)
         except (OverflowError, TypeError):
             # Names the first bad id; valid ids the core could not read go in as a list.
-            return self._core.decode_bytes(_checked_ids(ids, self.n_vocab))
+            return self._core.decode_bytes(checked_ids(ids, self.n_vocab))
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """The text of the tokens; invalid UTF-8 is replaced unless ``errors="strict"``."""
@@ -483,25 +330,12 @@ class Tokenizer:
             return self._core.token_bytes(token)
         except (OverflowError, TypeError, ValueError):
             # The core's message names a position, as for a list of ids.
-            return self._core.token_bytes(_checked_id(token, self.n_vocab))
-
-    def decode_batch(
-        self, batch: Iterable[Iterable[int]], *, errors: str = "replace", num_threads: int = 8
-    ) -> list[str]:
-        """:meth:`decode` of each list of ids, in order (a large batch on up to
-        ``num_threads`` threads, as tiktoken's)."""
-        return decode_each(functools.partial(self.decode, errors=errors), batch, num_threads)
-
-    def decode_bytes_batch(
-        self, batch: Iterable[Iterable[int]], *, num_threads: int = 8
-    ) -> list[bytes]:
-        """:meth:`decode_bytes` of each list of ids, in order."""
-        return decode_each(self.decode_bytes, batch, num_threads)
+            return self._core.token_bytes(checked_id(token, self.n_vocab))
 
     def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
         """The bytes of each token, in order (``[b"hello", b" world"]``): how
         a text was cut. A bad id is named with its position."""
-        ids = _checked_ids(tokens, self.n_vocab)
+        ids = checked_ids(tokens, self.n_vocab)
         entries = self._model.tokens
         parts = [entries[i] for i in ids]
         if not all(parts):  # None or b"": an unused id, as the core reads the table
@@ -640,7 +474,7 @@ class Tokenizer:
     def pretokenize(self, text: str) -> list[str]:
         """The pieces the pre-tokenizer cuts ``text`` into, once normalized
         (special tokens not cut out)."""
-        return _on_text(self._core.pretokenize, text)
+        return on_text(self._core.pretokenize, text)
 
     def save(
         self,
@@ -652,7 +486,8 @@ class Tokenizer:
         """Writes a HuggingFace ``tokenizer.json`` (a file path), or GPT-2's
         ``vocab.json`` + ``merges.txt`` (a directory path). An existing file is
         only replaced with ``overwrite=True``."""
-        from .formats import gpt2, huggingface, refuse_directory
+        from ..formats import gpt2, huggingface
+        from ..formats.files import refuse_directory
 
         path = Path(path)
         if format == "huggingface":
@@ -690,74 +525,3 @@ class Tokenizer:
 def _rebuild(model: BPEModel, training: Optional[TrainingReport]) -> Tokenizer:
     """A pickled Tokenizer, made again (a module-level function, so pickles can name it)."""
     return Tokenizer(model, training=training)
-
-
-def _sniff(path: Path) -> Optional[str]:
-    """What a file holds, for :func:`load`: "sentencepiece" (a ``.model``
-    file, or a serialized ModelProto under another name such as
-    ``tokenizer.model.v3`` or ``spiece.bin``: it starts with field 1, the
-    pieces, as bytes 0x0A), "tiktoken" (lines of base64, a space and a rank,
-    under a name other than ``.json``), or None (JSON, by the loader's rules)."""
-    if path.suffix == ".model":
-        return "sentencepiece"
-    if path.suffix in (".json", ".tiktoken"):
-        return None
-    with open(path, "rb") as file:
-        head = file.read(256)
-    if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
-        return None
-    if head[:1] == b"\x0a":
-        return "sentencepiece"
-    if re.match(rb"[A-Za-z0-9+/]+=* [0-9]+\r?\n", head):
-        return "tiktoken"
-    return None
-
-
-def load(path: Union[str, os.PathLike]):
-    """Loads a tokenizer: a ``tokenizer.json`` file (byte-level BPE, or
-    Unigram: a :class:`SentencePieceTokenizer` with tokenizers' ids), a
-    SentencePiece ``.model`` file (a :class:`SentencePieceTokenizer` with
-    sentencepiece's ids), a ``.tiktoken`` file, or a directory holding
-    ``tokenizer.json`` or GPT-2's ``vocab.json`` + ``merges.txt``. A file
-    named otherwise (``tokenizer.model.v3``, ``spiece.bin``) is known by its
-    content (see :func:`_sniff`)."""
-    from .formats import hf_unigram, load_model
-    from .formats import sentencepiece as sentencepiece_format
-    from .formats.huggingface import UnigramFile
-    from .sentencepiece_tokenizer import SentencePieceTokenizer, from_tokenizers_file
-
-    path = Path(path)
-    kind = _sniff(path) if path.is_file() else None
-    if kind == "tiktoken":
-        from .formats.tiktoken import load_model as load_tiktoken_model
-
-        model = load_tiktoken_model(path)
-        try:
-            return Tokenizer(model)
-        except ValueError as e:
-            raise FormatError(path, str(e)) from None
-    if kind == "sentencepiece":
-        proto = sentencepiece_format.load_proto(path)
-        model = sentencepiece_format.model_from_proto(proto, str(path))
-        unk_surface = sentencepiece_format.unk_surface(proto)
-        try:
-            return SentencePieceTokenizer(model, flavor="sentencepiece", extra=unk_surface)
-        except ValueError as e:
-            # The core checks the charsmap's whole trie; its error does not know the file.
-            where = None
-            if str(e).startswith("corrupt precompiled charsmap"):
-                offset = proto.normalizer_spec.offsets[2]
-                where = f"byte {offset}, ModelProto.normalizer_spec.precompiled_charsmap"
-            raise FormatError(path, str(e), where) from None
-    try:
-        model = load_model(path)
-    except UnigramFile as found:
-        found_model, pipeline = hf_unigram.load(found.source)
-        try:
-            return from_tokenizers_file(found_model, pipeline)
-        except ValueError as e:  # the core's checks (the charsmap's trie) do not know the file
-            raise FormatError(found.source, str(e)) from None
-    try:
-        return Tokenizer(model)
-    except ValueError as e:
-        raise FormatError(path, str(e)) from None

@@ -29,19 +29,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional, Union
 
-from . import _native
-from .decode_batch import decode_each
-from .errors import DisallowedSpecialError, warn
-from .model import PIECE_KINDS, SentencePieceModel, SentencePieceNormalizer
-from .tokenizer import (
+from .. import _native
+from ..errors import DisallowedSpecialError, warn
+from ..model import PIECE_KINDS, SentencePieceModel
+from ._contract import (
+    BatchDecoding,
     SpecialSet,
-    _batch_surrogate_error,
-    _checked_id,
-    _checked_ids,
-    _finder,
-    _on_text,
+    batch_surrogate_error,
+    checked_batch,
+    checked_id,
+    checked_ids,
     default_choice,
+    on_text,
     select_specials,
+    special_finder,
 )
 
 FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
@@ -65,6 +66,20 @@ class UnigramTrainingReport:
     distinct_words: int
     seconds: float
 
+    def __repr__(self) -> str:
+        # A summary: each round's objectives are in rounds, not on the screen.
+        rounds = self.rounds
+        sizes = ""
+        if rounds:
+            _, _, after_em, after_pruning = rounds[-1]
+            last = after_em if after_pruning is None else after_pruning
+            sizes = f" ({rounds[0][0]} -> {last} pieces)"
+        return (
+            f"UnigramTrainingReport(rounds={len(rounds)}{sizes}, "
+            f"vocab_size_requested={self.vocab_size_requested}, "
+            f"distinct_words={self.distinct_words}, seconds={self.seconds:.2f})"
+        )
+
 
 def _alpha(alpha: object) -> float:
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
@@ -82,7 +97,7 @@ def _seed(seed: object) -> int:
     return seed % (1 << 64)
 
 
-class SentencePieceTokenizer:
+class SentencePieceTokenizer(BatchDecoding):
     """A unigram (or SentencePiece BPE) tokenizer; see the module docstring."""
 
     __slots__ = (
@@ -137,13 +152,13 @@ class SentencePieceTokenizer:
         self._tokenizers_core_decoder = None
         self._tokenizers_byte_fallback = False
         if flavor == "sentencepiece":
-            from .reference.sentencepiece import DEFAULT_UNK_SURFACE
+            from ..formats.sentencepiece import DEFAULT_UNK_SURFACE
 
             self._extra = DEFAULT_UNK_SURFACE if extra is None else extra  # what <unk> decodes to
             self._foreign_core = _sentencepiece_core(model)
         elif flavor == "tokenizers":
-            from .formats.hf_unigram import BYTE_FALLBACK, decoder_json, decoder_steps
-            from .reference.hf_unigram import decode_tokens
+            from ..formats.hf_decoder import decode_tokens
+            from ..formats.hf_unigram import BYTE_FALLBACK, decoder_json, decoder_steps
 
             self._foreign_core = _tokenizers_core(model, extra)
             # The file's decoder (tokens, errors) -> text, read once: decoding
@@ -224,7 +239,7 @@ class SentencePieceTokenizer:
             )
         if not disallowed:
             return
-        finder = _finder(frozenset(disallowed))
+        finder = special_finder(frozenset(disallowed))
         for n, text in enumerate(texts):
             found = finder.search(text) if isinstance(text, str) else None
             if found is None:
@@ -247,9 +262,9 @@ class SentencePieceTokenizer:
         once the special tokens in it are allowed."""
         if self._core is None:
             self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
-            return _on_text(getattr(self._foreign_core, call), text)
+            return on_text(getattr(self._foreign_core, call), text)
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
-        return _on_text(getattr(self._core, call), text, allowed, disallowed)
+        return on_text(getattr(self._core, call), text, allowed, disallowed)
 
     def _encode_batch_with(
         self,
@@ -260,9 +275,7 @@ class SentencePieceTokenizer:
     ):
         """The core's ``call`` (``encode_batch`` or ``encode_batch_to_buffers``)
         on ``texts``, once the special tokens in them are allowed."""
-        from .tokenizer import Tokenizer
-
-        texts = Tokenizer._checked_batch(texts)
+        texts = checked_batch(texts)
         if self._core is None:
             self._check_loaded_specials(texts, allowed_special, disallowed_special, batch=True)
             native, chosen = getattr(self._foreign_core, call), ()
@@ -272,7 +285,7 @@ class SentencePieceTokenizer:
         try:
             return native(texts, *chosen)
         except UnicodeEncodeError as e:
-            raise _batch_surrogate_error(e, texts) from None
+            raise batch_surrogate_error(e, texts) from None
 
     def encode(
         self,
@@ -292,8 +305,8 @@ class SentencePieceTokenizer:
         loaded model: the ids its own library (sentencepiece / tokenizers) gives,
         by the core's port of its rules."""
         if self._core is None:
-            return _on_text(self._foreign_core.encode, text)
-        return _on_text(self._core.encode, text, [], [])
+            return on_text(self._foreign_core.encode, text)
+        return on_text(self._core.encode, text, [], [])
 
     def encode_batch(
         self,
@@ -372,7 +385,7 @@ class SentencePieceTokenizer:
         if k > MAX_NBEST:
             raise ValueError(f"k must be at most {MAX_NBEST} (as in SentencePiece), got {k}")
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
-        return _on_text(core.nbest, text, allowed, disallowed, k)
+        return on_text(core.nbest, text, allowed, disallowed, k)
 
     def encode_sample(
         self,
@@ -391,33 +404,31 @@ class SentencePieceTokenizer:
         same distribution, not the same draws for a seed)."""
         if self._sentencepiece_sampling("encode_sample"):
             self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
-            return _on_text(self._foreign_core.sample, text, _alpha(alpha), _seed(seed))
+            return on_text(self._foreign_core.sample, text, _alpha(alpha), _seed(seed))
         core = self._unigram_core("encode_sample")
         allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
-        return _on_text(core.sample, text, allowed, disallowed, _alpha(alpha), _seed(seed))
+        return on_text(core.sample, text, allowed, disallowed, _alpha(alpha), _seed(seed))
 
     def encode_sample_batch(
         self, texts: Iterable[str], *, alpha: float = 0.1, seed: Optional[int] = None
     ) -> list[list[int]]:
         """:meth:`encode_sample` of many texts in parallel (special-token text
         as ordinary text); text ``i`` draws from its own stream of ``seed``."""
-        from .tokenizer import Tokenizer
-
         own_lattice = self._sentencepiece_sampling("encode_sample_batch")
         core = None if own_lattice else self._unigram_core("encode_sample_batch")
-        texts = Tokenizer._checked_batch(texts)
+        texts = checked_batch(texts)
         alpha, seed = _alpha(alpha), _seed(seed)
         try:
             if core is None:
                 return self._foreign_core.sample_batch(texts, alpha, seed)
             return core.sample_batch(texts, [], alpha, seed)
         except UnicodeEncodeError as e:
-            raise _batch_surrogate_error(e, texts) from None
+            raise batch_surrogate_error(e, texts) from None
 
     # ---- Decoding ----
 
     def _check(self, ids: Iterable[int]) -> list[int]:
-        return _checked_ids(ids, len(self._model.pieces))
+        return checked_ids(ids, len(self._model.pieces))
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """The text of ``ids``. With ``errors="replace"`` (the default), as
@@ -482,25 +493,12 @@ class SentencePieceTokenizer:
         text = self._decode_like_tokenizers(ids, "surrogateescape")
         return text.encode("utf-8", errors="surrogateescape")
 
-    def decode_batch(
-        self, batch: Iterable[Iterable[int]], *, errors: str = "replace", num_threads: int = 8
-    ) -> list[str]:
-        """:meth:`decode` of each list of ids, in order (a large batch on up to
-        ``num_threads`` threads)."""
-        return decode_each(functools.partial(self.decode, errors=errors), batch, num_threads)
-
-    def decode_bytes_batch(
-        self, batch: Iterable[Iterable[int]], *, num_threads: int = 8
-    ) -> list[bytes]:
-        """:meth:`decode_bytes` of each list of ids, in order."""
-        return decode_each(self.decode_bytes, batch, num_threads)
-
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token where it stands inside a text: a byte piece
         its byte, any other piece what :meth:`decode_bytes` writes for it
         there (``▁`` as a space; at the start of a text that space may be
         dropped)."""
-        i = _checked_id(token, len(self._model.pieces))
+        i = checked_id(token, len(self._model.pieces))
         piece, kind = self._model.pieces[i], self._model.kinds[i]
         if kind == "byte":
             return bytes([int(piece[3:5], 16)])
@@ -623,7 +621,8 @@ class SentencePieceTokenizer:
         ids, except for a model read from a ``.model`` file: that is written
         as transformers' converter writes it, with a warning, since
         tokenizers' rules differ from sentencepiece's on some texts."""
-        from .formats import hf_unigram, refuse_directory
+        from ..formats import hf_unigram
+        from ..formats.files import refuse_directory
 
         if format != "huggingface":
             raise ValueError(f"unknown format {format!r}: a unigram model saves as 'huggingface'")
@@ -643,7 +642,7 @@ class SentencePieceTokenizer:
             warn(self._inexact_conversion(path, pipeline))
             hf_unigram.save(self._model, path, pipeline)
         else:
-            model, pipeline = _for_tokenizers(self._model)
+            model, pipeline = for_tokenizers(self._model)
             hf_unigram.save(model, path, pipeline)
 
     def _inexact_conversion(self, path: Path, pipeline) -> str:
@@ -747,7 +746,7 @@ def _check_model(model: object, flavor: str) -> None:
 
 
 def _check_normalize(model: SentencePieceModel, flavor: str) -> None:
-    from .normalization import check_normalize_field
+    from ..normalization import check_normalize_field
 
     name = "SentencePieceModel.normalize"
     check_normalize_field(model.normalize, name)
@@ -778,7 +777,7 @@ def _looks_valid(model: SentencePieceModel, allowed_kinds: tuple[str, ...]) -> b
     )
 
 
-def _for_tokenizers(model: SentencePieceModel):
+def for_tokenizers(model: SentencePieceModel):
     """A bytepair-trained model as tokenizers must see it to give our ids.
 
     tokenizers puts every vocabulary entry in the lattice, whatever its kind,
@@ -794,7 +793,7 @@ def _for_tokenizers(model: SentencePieceModel):
     """
     import dataclasses
 
-    from .formats.hf_unigram import AddedToken, HFPipeline, Prepend
+    from ..formats.hf_unigram import AddedToken, HFPipeline, Prepend
 
     if model.pretokenizer is not None:
         raise ValueError(
@@ -820,7 +819,7 @@ def _for_tokenizers(model: SentencePieceModel):
 
 
 def _bytepair_decoder() -> dict:
-    """The decoder :func:`_for_tokenizers` writes: tokenizers then decodes as
+    """The decoder :func:`for_tokenizers` writes: tokenizers then decodes as
     the bytepair flavor does (but for ``<unk>``, which it writes as its piece)."""
     return {
         "type": "Sequence",
@@ -834,7 +833,7 @@ def _bytepair_decoder() -> dict:
 
 
 def _lowered_score(model: SentencePieceModel) -> float:
-    """The score :func:`_for_tokenizers` gives every piece that is not normal."""
+    """The score :func:`for_tokenizers` gives every piece that is not normal."""
     return min(s for s, k in zip(model.scores, model.kinds) if k == "normal") - 1000.0
 
 
@@ -863,7 +862,7 @@ def _tokenizers_core_decoder(model: SentencePieceModel, steps) -> Optional[objec
     """The core's port of a tokenizer.json's decoder steps
     (``formats.hf_unigram.decoder_steps``), or None for a Replace with a
     regex, which only the reference runs."""
-    from .formats.hf_unigram import BYTE_FALLBACK, FUSE, MetaspaceDecoder, Replace, StripDecoder
+    from ..formats.hf_unigram import BYTE_FALLBACK, FUSE, MetaspaceDecoder, Replace, StripDecoder
 
     if steps is None:
         return _native.CoreHfDecoder(list(model.pieces), None)
@@ -886,8 +885,8 @@ def _tokenizers_core_decoder(model: SentencePieceModel, steps) -> Optional[objec
 
 def _tokenizers_core(model: SentencePieceModel, pipeline):
     """The core's port of tokenizers' Unigram encoder for a ``tokenizer.json``."""
-    from .formats.hf_regex import from_tokenizers
-    from .formats.hf_unigram import (
+    from ..formats.hf_regex import from_tokenizers
+    from ..formats.hf_unigram import (
         PRECOMPILED,
         UNICODE_STEPS,
         Prepend,
@@ -897,7 +896,7 @@ def _tokenizers_core(model: SentencePieceModel, pipeline):
     )
 
     if pipeline.isolate_unknown:
-        raise ValueError(_split_refusal(_not_written_by_bytepair(model, pipeline)))
+        raise ValueError(split_refusal(not_written_by_bytepair(model, pipeline)))
     steps: list[tuple[str, object]] = []
     for step in pipeline.normalizers:
         if step == PRECOMPILED:
@@ -930,28 +929,7 @@ def _tokenizers_core(model: SentencePieceModel, pipeline):
     )
 
 
-def from_tokenizers_file(model: SentencePieceModel, pipeline) -> SentencePieceTokenizer:
-    """The tokenizer for a Unigram ``tokenizer.json``. A file this library
-    wrote for a model it trained (:func:`_for_tokenizers`'s shape) gives the
-    same ids under both libraries' rules, so it loads as a bytepair model,
-    with n-best and sampling; any other file follows tokenizers' rules (and
-    one that keeps bytepair's Split of unknown characters, which only the
-    bytepair flavor runs, is a ValueError naming what differs)."""
-    import dataclasses
-
-    differs = _not_written_by_bytepair(model, pipeline)
-    if differs is not None:
-        if pipeline.isolate_unknown:
-            raise ValueError(_split_refusal(differs))
-        return SentencePieceTokenizer(model, flavor="tokenizers", extra=pipeline)
-    forms = tuple(pipeline.normalizers[:-1])  # before the Prepend("▁")
-    normalizer = SentencePieceNormalizer(remove_extra_whitespaces=False, split_on_whitespace=True)
-    return SentencePieceTokenizer(
-        dataclasses.replace(model, normalizer=normalizer, normalize=forms)
-    )
-
-
-def _split_refusal(differs: Optional[str]) -> str:
+def split_refusal(differs: Optional[str]) -> str:
     """The error for a file holding bytepair's Split of unknown characters
     that is not otherwise what bytepair writes (``differs``: where)."""
     return (
@@ -968,11 +946,11 @@ def _split_refusal(differs: Optional[str]) -> str:
     )
 
 
-def _not_written_by_bytepair(model: SentencePieceModel, pipeline) -> Optional[str]:
-    """None for a file that :func:`_for_tokenizers` could have written (the
+def not_written_by_bytepair(model: SentencePieceModel, pipeline) -> Optional[str]:
+    """None for a file that :func:`for_tokenizers` could have written (the
     bytepair flavor then gives tokenizers' ids and decodes as its decoder
     does); otherwise the first place where it differs, with its key."""
-    from .formats.hf_unigram import Prepend, serde_json_f64, serde_json_text
+    from ..formats.hf_unigram import Prepend, serde_json_f64, serde_json_text
 
     if model.algorithm != "unigram":
         return f"model: a {model.algorithm} model"
@@ -1000,7 +978,7 @@ def _not_written_by_bytepair(model: SentencePieceModel, pipeline) -> Optional[st
         return "added_tokens: not the special tokens"
     if "normal" not in model.kinds:
         return "model.vocab: no normal piece"
-    # The other pieces must score as _for_tokenizers writes them, or
+    # The other pieces must score as for_tokenizers writes them, or
     # tokenizers' lattice would choose them where bytepair's does not.
     lowered = serde_json_f64(serde_json_text(_lowered_score(model)))  # as written
     for index, (piece, score, kind) in enumerate(zip(model.pieces, model.scores, model.kinds)):
@@ -1036,7 +1014,7 @@ def _not_written_by_bytepair(model: SentencePieceModel, pipeline) -> Optional[st
 
 def _is_normalize(steps: tuple) -> bool:
     """Whether normalizer steps are a ``normalize`` tuple in its canonical order."""
-    from .normalization import NORMALIZATIONS, resolve_normalize
+    from ..normalization import NORMALIZATIONS, resolve_normalize
 
     if not all(isinstance(step, str) and step in NORMALIZATIONS for step in steps):
         return False
