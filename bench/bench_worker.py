@@ -250,7 +250,7 @@ def train_main(job: dict) -> None:
     elif tool == "bytepair phases":
         from bytepair import _native
         from bytepair.pretokenizers import resolve
-        from bytepair.training import BATCH_CHARS
+        from bytepair.training.corpus import BATCH_CHARS
 
         pre = resolve(pretok)
         t0 = time.perf_counter()

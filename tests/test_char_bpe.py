@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair.char_bpe import CharBPE, train_char_bpe, word_counts
 from bytepair.errors import FormatError
 from bytepair.reference import charbpe as reference
+from bytepair.tokenizers.char_bpe import CharBPE
+from bytepair.training.char_bpe import train_char_bpe, word_counts
 
 texts = st.lists(st.text(alphabet="ab cé\n", max_size=30), min_size=1, max_size=8)
 

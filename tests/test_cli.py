@@ -22,8 +22,8 @@ from bytepair import _native, cli
 from bytepair.cli import main
 from bytepair.cli.common import CommandError
 from bytepair.cli.encode import _parse_ids, _parse_ids_slowly
-from bytepair.demo import DEFAULT_DIR as DEMO_DIR
-from bytepair.demo import readable
+from bytepair.tools.demo import DEFAULT_DIR as DEMO_DIR
+from bytepair.tools.display import readable
 
 SPECIAL = "<|endoftext|>"
 # CRLF and LF line ends, accents, CJK and an emoji with a skin-tone modifier.
@@ -223,10 +223,11 @@ def no_training(monkeypatch):
     def trained(*args, **kwargs):
         raise AssertionError("trained (or read the counts) before refusing the command")
 
-    from bytepair import counts, training
+    from bytepair import api
+    from bytepair.training import counts
 
     monkeypatch.setattr(cli.train, "train", trained)
-    monkeypatch.setattr(training, "resume_training", trained)
+    monkeypatch.setattr(api, "resume_training", trained)
     monkeypatch.setattr(counts, "train_from_counts", trained)
     monkeypatch.setattr(counts, "read_shard", trained)
 
@@ -234,7 +235,7 @@ def no_training(monkeypatch):
 @pytest.fixture
 def checkpoint_and_counts(tmp_path) -> tuple[Path, Path]:
     """A finished run's checkpoint and a count directory, both pre-tokenized by whitespace."""
-    from bytepair.counts import count_to_shards
+    from bytepair.training.counts import count_to_shards
 
     checkpoint = tmp_path / "run.bpck"
     bytepair.train(CORPUS, 270, pretokenizer="whitespace", checkpoint=checkpoint, progress=False)
@@ -271,7 +272,7 @@ def test_train_refuses_options_resume_and_from_counts_would_ignore(
     assert_user_error(capsys, code, "counts alone", "drop --special, --pretokenizer")
     # Outside those modes: options that only go with another one.
     train = ("train", corpus_file, *out, "--vocab-size", 300)
-    assert_user_error(capsys, run(*train, "--field", "body"), "--field", "--stream")
+    assert_user_error(capsys, run(*train, "--stream"), "--stream is no longer needed", "drop it")
     assert_user_error(capsys, run(*train, "--checkpoint-every", 5), "--checkpoint-every")
     code = run(*from_counts, "--checkpoint-every", 5)
     assert_user_error(capsys, code, "--checkpoint-every goes with --checkpoint")
@@ -326,14 +327,15 @@ def test_a_failed_save_leaves_no_empty_directory(tmp_path, corpus_file, capsys, 
 
     monkeypatch.setattr(bytepair.Tokenizer, "save", failing_save)
     (tmp_path / "kept").mkdir()
+    # The directories named as the output (the only ones a command makes).
     for out, options in [
-        (tmp_path / "new" / "deeper" / "gpt2", ("--format", "gpt2")),
-        (tmp_path / "new" / "tok.json", ()),
+        (tmp_path / "new", ("--format", "gpt2")),
+        (f"{tmp_path / 'new'}/", ()),
         (tmp_path / "kept" / "gpt2", ("--format", "gpt2")),
     ]:
         code = run("train", corpus_file, "-o", out, "--vocab-size", 270, *options)
         assert_user_error(capsys, code, "cannot save this one")
-        assert not (tmp_path / "new").exists() and not out.exists()
+        assert not (tmp_path / "new").exists() and not Path(out).exists()
     assert (tmp_path / "kept").is_dir()
 
 
@@ -497,13 +499,13 @@ def tiktoken_dir(shared_data, monkeypatch) -> Path:
 
 def test_encode_with_an_encoding_name(tiktoken_dir, capsys):
     # "hello world" in OpenAI's encodings, as tiktoken gives it.
-    assert run("encode", "--model", "cl100k_base", "hello world") == 0
+    assert run("encode", "--tokenizer", "cl100k_base", "hello world") == 0
     assert capsys.readouterr().out.split() == ["15339", "1917"]
-    assert run("encode", "-m", "o200k_base", "--allow-special", "hello world<|endoftext|>") == 0
+    assert run("encode", "-t", "o200k_base", "--allow-special", "hello world<|endoftext|>") == 0
     assert capsys.readouterr().out.split() == ["24912", "2375", "199999"]
     assert run("encode", "-t", tiktoken_dir / "r50k_base.tiktoken", "hello world") == 0
     assert capsys.readouterr().out.split() == ["31373", "995"]
-    assert run("decode", "--model", "cl100k_base", "15339", "1917") == 0
+    assert run("decode", "--tokenizer", "cl100k_base", "15339", "1917") == 0
     assert capsys.readouterr().out == "hello world"
 
 
@@ -515,13 +517,13 @@ def test_inspect_an_encoding(tiktoken_dir, capsys):
 
 
 def test_unknown_model_or_missing_directory_is_a_clean_error(tmp_path, monkeypatch, capsys):
-    code = run("encode", "--model", "cl100k", "hi")
+    code = run("encode", "--tokenizer", "cl100k", "hi")
     assert_user_error(capsys, code, "cl100k", "cl100k_base")
     monkeypatch.delenv("BYTEPAIR_TIKTOKEN_DIR", raising=False)
-    code = run("encode", "--model", "o200k_base", "hi")
+    code = run("encode", "--tokenizer", "o200k_base", "hi")
     assert_user_error(capsys, code, "BYTEPAIR_TIKTOKEN_DIR", "o200k_base.tiktoken", "openaipublic")
     monkeypatch.setenv("BYTEPAIR_TIKTOKEN_DIR", str(tmp_path))
-    code = run("encode", "--model", "o200k_base", "hi")
+    code = run("encode", "--tokenizer", "o200k_base", "hi")
     assert_user_error(capsys, code, str(tmp_path / "o200k_base.tiktoken"))
 
 
@@ -531,7 +533,7 @@ def test_convert_to_tiktoken_and_back(tmp_path, tokenizer_file, capsys):
     assert f"wrote {out}, {out}.json" in capsys.readouterr().out
     text = "the cat sat on the mat, naïve 東京 👋🏽"
     for model in (tokenizer_file, out):
-        assert run("encode", "--model", model, "--json", text) == 0
+        assert run("encode", "--tokenizer", model, "--json", text) == 0
         assert json.loads(capsys.readouterr().out) == bytepair.load(tokenizer_file).encode(text)
 
     code = run("convert", tokenizer_file, out, "--to", "tiktoken")
@@ -541,7 +543,7 @@ def test_convert_to_tiktoken_and_back(tmp_path, tokenizer_file, capsys):
 
 def test_convert_tiktoken_to_huggingface_and_gpt2(tmp_path, tokenizer_file, tiktoken_dir, capsys):
     out = tmp_path / "hf" / "tokenizer.json"
-    assert run("convert", "r50k_base", out, "--to", "huggingface") == 0
+    assert run("convert", "r50k_base", f"{out.parent}/", "--to", "huggingface") == 0
     text = "Hello world, it's 2024!\n  indented"
     assert bytepair.load(out).encode(text) == bytepair.get_encoding("r50k_base").encode(text)
     assert bytepair.load(out).model.merges is not None  # a merge list, checked exact
@@ -600,7 +602,7 @@ def test_convert_refuses_to_drop_what_the_input_file_holds(tmp_path, capsys):
 
 
 def test_analyze_checks_the_plot_path_before_the_sweep(tmp_path, corpus_file, capsys, monkeypatch):
-    from bytepair import analysis
+    from bytepair.tools import analysis
 
     trained = []
     real_sweep = analysis.sweep
@@ -622,8 +624,9 @@ def test_analyze_checks_the_plot_path_before_the_sweep(tmp_path, corpus_file, ca
     pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the viz extra)")
     assert run(*args, "--plot", png, "--force") == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and len(trained) == 1
-    assert run(*args, "--plot", tmp_path / "new" / "sweep.png") == 0
-    assert (tmp_path / "new" / "sweep.png").is_file()
+    code = run(*args, "--plot", tmp_path / "new" / "sweep.png")
+    assert_user_error(capsys, code, f"the directory {tmp_path / 'new'} does not exist")
+    assert not (tmp_path / "new").exists()
 
 
 def test_analyze_reads_a_text_that_is_not_a_regular_file(tmp_path, tokenizer_file, capsys):
@@ -675,7 +678,7 @@ def test_demo_writes_a_loadable_tokenizer_and_never_overwrites(tmp_path, monkeyp
 
 
 def test_demo_checks_its_arguments_before_the_banner_and_training(tmp_path, monkeypatch, capsys):
-    from bytepair import demo
+    from bytepair.tools import demo
 
     def no_training(*args, **kwargs):
         raise AssertionError("trained before finding the arguments bad")
@@ -810,7 +813,7 @@ def unwritable_checkpoint_and_counts(tmp_path) -> tuple[Path, Path]:
     tokenizer.json cannot record."""
     import regex
 
-    from bytepair.counts import count_to_shards
+    from bytepair.training.counts import count_to_shards
 
     pattern = regex.compile(UNWRITABLE_REGEXES[0])
     checkpoint = tmp_path / "odd.bpck"
@@ -886,10 +889,11 @@ def test_convert_names_the_flag_and_leaves_no_directory_when_refused(
     source = tmp_path / "odd.json"
     pretokenizer = bytepair.Pretokenizer("none", None)
     bytepair.Tokenizer(bytepair.BPEModel(tokens, merges, {}, pretokenizer)).save(source)
-    code = run("convert", source, tmp_path / "new" / "odd.tiktoken", "--to", "tiktoken")
+    code = run("convert", source, tmp_path / "odd.tiktoken", "--to", "tiktoken")
     err = assert_user_error(capsys, code, "Pass --allow-inexact to write it anyway")
     assert "force=True" not in err
-    assert not (tmp_path / "new").exists()
+    assert not (tmp_path / "odd.tiktoken").exists()
+    (tmp_path / "ok").mkdir()
     code = run(
         "convert", source, tmp_path / "ok" / "odd.tiktoken", "--to", "tiktoken", "--allow-inexact"
     )
@@ -902,8 +906,8 @@ def test_convert_names_the_flag_and_leaves_no_directory_when_refused(
 
     monkeypatch.setattr(bytepair.Tokenizer, "save", failing_save)
     for to, out in [
-        ("gpt2", tmp_path / "new" / "deeper" / "gpt2"),
-        ("huggingface", tmp_path / "new" / "t.json"),
+        ("gpt2", tmp_path / "new"),
+        ("huggingface", f"{tmp_path / 'new'}/"),
     ]:
         code = run("convert", tokenizer_file, out, "--to", to)
         assert_user_error(capsys, code, "cannot save this one")
@@ -915,12 +919,12 @@ def test_encode_nbest_json_is_one_json_list(tmp_path, capsys):
     with pytest.warns(UserWarning):  # the small corpus stops the EM early
         unigram = bytepair.train(CORPUS, 80, model="unigram", progress=False)
     unigram.save(path)
-    assert run("encode", "-m", path, "--nbest", 3, "--json", "the cat") == 0
+    assert run("encode", "-t", path, "--nbest", 3, "--json", "the cat") == 0
     best = json.loads(capsys.readouterr().out)
     assert best == [
         {"logprob": score, "ids": ids} for ids, score in unigram.encode_nbest("the cat", 3)
     ]
-    assert run("encode", "-m", path, "--nbest", 3, "the cat") == 0
+    assert run("encode", "-t", path, "--nbest", 3, "the cat") == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split("\t")[1] for line in lines] == [" ".join(map(str, b["ids"])) for b in best]
 
@@ -928,15 +932,15 @@ def test_encode_nbest_json_is_one_json_list(tmp_path, capsys):
 def test_warnings_are_one_bytepair_line_for_every_command(tokenizer_file, monkeypatch, capsys):
     import warnings
 
-    real_load = cli.common._load
+    real_load = cli.common.load_tokenizer
 
     def warning_load(spec):
         warnings.warn("this file is odd", UserWarning, stacklevel=2)
         return real_load(spec)
 
     for module in (cli.inspect, cli.encode):  # where inspect and encode look it up
-        monkeypatch.setattr(module, "_load", warning_load)
-    for command in (("inspect", tokenizer_file), ("encode", "-m", tokenizer_file, "the cat")):
+        monkeypatch.setattr(module, "load_tokenizer", warning_load)
+    for command in (("inspect", tokenizer_file), ("encode", "-t", tokenizer_file, "the cat")):
         with warnings.catch_warnings():
             warnings.simplefilter("always")
             assert run(*command) == 0

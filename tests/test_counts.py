@@ -13,14 +13,14 @@ import pytest
 import bytepair
 from bytepair import FormatError
 from bytepair.cli import main
-from bytepair.counts import (
+from bytepair.corpus.sources import read_documents
+from bytepair.training.counts import (
     count_to_shards,
     read_counts,
     read_manifest,
     read_shard,
     train_from_counts,
 )
-from bytepair.sources import read_documents
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def test_training_from_counts_equals_training_from_text(documents, tmp_path):
 def test_bounded_memory_runs_and_several_directories_merge_exactly(
     documents, tmp_path, monkeypatch
 ):
-    import bytepair.counts as counts
+    import bytepair.training.counts as counts
 
     monkeypatch.setattr(counts, "BATCH_CHARS", 20_000)  # small batches, so runs are flushed
     half = len(documents) // 2
@@ -98,7 +98,7 @@ def test_merging_the_runs_of_each_partition_gives_the_shards_of_one_run(
 ):
     """What the Ray reduce does: merge_shards over a partition's runs (and
     over several directories) equals counting everything in one run."""
-    import bytepair.counts as counts
+    import bytepair.training.counts as counts
 
     whole = count_to_shards(documents, tmp_path / "whole", partitions=3)
     monkeypatch.setattr(counts, "BATCH_CHARS", 20_000)
@@ -132,7 +132,7 @@ def test_merging_the_runs_of_each_partition_gives_the_shards_of_one_run(
 
 
 def test_shard_functions_check_what_they_read_and_write(tmp_path):
-    from bytepair.counts import merge_shards, write_shard
+    from bytepair.training.counts import merge_shards, write_shard
 
     records = [(b"a", 3), (b"ab", 1), (b"b" * 3_000_000, 2), (b"c", 1 << 40)]
     entry = write_shard(tmp_path / "s.bin", records)
@@ -162,7 +162,7 @@ def test_pretokens_go_to_the_partition_the_module_docstring_states(documents, tm
     """``crc32(bytes) % P`` is part of the format (other writers must agree with it)."""
     import zlib
 
-    from bytepair.counts import read_manifest
+    from bytepair.training.counts import read_manifest
 
     out = count_to_shards(documents[:50], tmp_path / "c", partitions=5)
     seen = set()
@@ -174,7 +174,7 @@ def test_pretokens_go_to_the_partition_the_module_docstring_states(documents, tm
 
 
 def test_a_count_directory_given_twice_is_refused(documents, tmp_path, monkeypatch, capsys):
-    import bytepair.counts as counts
+    import bytepair.training.counts as counts
     from bytepair.cli import main
 
     out = count_to_shards(documents[:50], tmp_path / "c")
@@ -278,7 +278,7 @@ DAMAGED_MANIFESTS = {
 
 @pytest.mark.parametrize("damage", DAMAGED_MANIFESTS, ids=str)
 def test_a_damaged_manifest_is_named_with_its_key(damage, documents, tmp_path, monkeypatch):
-    import bytepair.counts as counts
+    import bytepair.training.counts as counts
 
     change, key = DAMAGED_MANIFESTS[damage]
     out = count_to_shards(documents[:20], tmp_path / "c", partitions=2)
@@ -378,7 +378,7 @@ def test_a_document_of_the_wrong_type_is_named(given, named, tmp_path):
 
 
 def _raw_shard(path, *records):
-    from bytepair.counts import MAGIC, _uvarint
+    from bytepair.training.counts import MAGIC, _uvarint
 
     data = bytearray(MAGIC)
     for pretoken, count in records:
@@ -407,7 +407,7 @@ def test_a_bad_record_value_is_named(record, problem, tmp_path):
 
 
 def test_write_shard_refuses_what_read_shard_refuses(tmp_path):
-    from bytepair.counts import write_shard
+    from bytepair.training.counts import write_shard
 
     for records, error, problem in (
         ([(b"a", 1), (b"b", 1 << 64)], ValueError, "count 18446744073709551616 of b'b' is above"),
@@ -425,7 +425,7 @@ def test_write_shard_refuses_what_read_shard_refuses(tmp_path):
 def test_a_sum_overflowing_u64_names_the_shards_and_the_pretoken(tmp_path):
     from zlib import crc32
 
-    from bytepair.counts import merge_shards, shard_name, write_manifest, write_shard
+    from bytepair.training.counts import merge_shards, shard_name, write_manifest, write_shard
 
     top = (1 << 64) - 1
     directories = []
@@ -463,7 +463,7 @@ def test_max_memory_is_checked_before_counting(max_memory, tmp_path):
 
 
 def test_merge_shards_takes_one_entry_per_path(tmp_path):
-    from bytepair.counts import merge_shards, write_shard
+    from bytepair.training.counts import merge_shards, write_shard
 
     entry = write_shard(tmp_path / "s.bin", [(b"a", 1)])
     write_shard(tmp_path / "t.bin", [(b"b", 1)])
@@ -504,7 +504,7 @@ def test_a_flush_passes_over_the_counts_once_and_writes_the_same_shards(tmp_path
     import types
     import zlib
 
-    import bytepair.counts as counts
+    import bytepair.training.counts as counts
 
     documents = [" ".join(f"w{i}x{j}" for j in range(20)) for i in range(250)]  # 5,000 words
     one = count_to_shards(documents, tmp_path / "one", pretokenizer="whitespace", partitions=1)
@@ -537,7 +537,7 @@ def test_flushing_groups_of_partitions_writes_the_shards_one_partition_at_a_time
     partitions as groups (a prime: one partition each); the shards are the same."""
     import types
 
-    import bytepair.counts as counts
+    import bytepair.training.counts as counts
 
     documents = [" ".join(f"w{i}x{j}" for j in range(20)) for i in range(250)]  # 5,000 words
     monkeypatch.setattr(counts, "BATCH_CHARS", 20_000)  # several runs
@@ -613,7 +613,7 @@ def test_count_deletes_and_overwrites_only_its_own_counts(documents, tmp_path, c
 def test_count_leaves_its_output_out_of_an_input_directory(documents, tmp_path, monkeypatch):
     """Shards written while counting were read back as inputs when the
     output directory was inside an input directory listed after a flush."""
-    from bytepair import counts
+    from bytepair.training import counts
 
     monkeypatch.setattr(counts, "BATCH_CHARS", 100)  # a flush after each batch
     nest = tmp_path / "nest"
@@ -635,7 +635,7 @@ def test_count_leaves_its_output_out_of_an_input_directory(documents, tmp_path, 
 
 
 def test_a_map_staging_directory_holding_a_users_file_is_not_deleted(documents, tmp_path):
-    from bytepair.counts import prepare_output
+    from bytepair.training.counts import prepare_output
 
     out = count_to_shards(documents, tmp_path / "c", partitions=2)
     staged = out / "_map" / "00000"
@@ -668,7 +668,7 @@ def test_overwrite_keeps_the_old_counts_until_the_new_ones_are_complete(
 ):
     """--force deleted the old counts before the run: a run that then failed
     (a bad input file found midway, Ctrl-C) left nothing."""
-    from bytepair import counts
+    from bytepair.training import counts
 
     monkeypatch.setattr(counts, "BATCH_CHARS", 100)  # shards are written before the failure
     options = {"partitions": 2, "max_memory": 0}
@@ -710,8 +710,8 @@ def test_overwrite_keeps_the_old_counts_until_the_new_ones_are_complete(
 def test_force_on_the_command_line_keeps_the_old_counts_until_the_new_ones_are_complete(
     documents, tmp_path, monkeypatch, capsys
 ):
-    from bytepair import counts
     from bytepair.cli import train
+    from bytepair.training import counts
 
     good, bad = _inputs(documents, tmp_path / "in")
     parent = tmp_path / "parent"

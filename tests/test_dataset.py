@@ -18,10 +18,11 @@ import numpy as np
 import pytest
 
 import bytepair
-from bytepair import FormatError, dataset
+from bytepair import FormatError
 from bytepair.cli import main
-from bytepair.dataset import TokenDataset, encode_dataset, encode_file, finish, plan
-from bytepair.sources import read_documents
+from bytepair.corpus import dataset
+from bytepair.corpus.dataset import TokenDataset, encode_dataset, encode_file, finish, plan
+from bytepair.corpus.sources import read_documents
 
 EOT = "<|endoftext|>"
 
@@ -856,7 +857,7 @@ def test_fingerprints_of_earlier_versions_still_match():
     """A run started by the previous version resumes: fields the models gained
     since (BPEModel.added_tokens) leave the fingerprint alone at their default.
     The value is what bytepair at c8660ef computed for this model."""
-    from bytepair.dataset import tokenizer_fingerprint
+    from bytepair.corpus.dataset import tokenizer_fingerprint
     from bytepair.model import BPEModel
     from bytepair.pretokenizers import resolve
 
@@ -873,8 +874,8 @@ def test_unigram_fingerprints_of_earlier_versions_still_match():
     at 612f574 computed for this model."""
     import dataclasses
 
-    from bytepair.dataset import tokenizer_fingerprint
-    from bytepair.sentencepiece_tokenizer import SentencePieceTokenizer
+    from bytepair.corpus.dataset import tokenizer_fingerprint
+    from bytepair.tokenizers.unigram import SentencePieceTokenizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

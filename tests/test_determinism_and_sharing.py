@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair.dataset import tokenizer_fingerprint
+from bytepair.corpus.dataset import tokenizer_fingerprint
 from bytepair.model import BPEModel
 from strategies import corpora
 

@@ -13,8 +13,8 @@ import pytest
 
 import bytepair
 from bytepair import FormatError
-from bytepair.counts import count_to_shards, read_manifest, read_shard, train_from_counts
-from bytepair.sources import read_documents
+from bytepair.corpus.sources import read_documents
+from bytepair.training.counts import count_to_shards, read_manifest, read_shard, train_from_counts
 
 VOCAB = 700
 
@@ -57,7 +57,7 @@ def _shards(directory: Path) -> dict[str, bytes]:
 
 
 def test_ray_counts_train_the_merges_of_the_text_and_of_local_counts(ray_cluster, corpus, tmp_path):
-    from bytepair.on_ray import count_on_ray
+    from bytepair.corpus.on_ray import count_on_ray
 
     specials = ["<|endoftext|>"]
     out = count_on_ray(corpus, tmp_path / "ray", special_tokens=specials, partitions=5, map_tasks=3)
@@ -84,7 +84,7 @@ def test_ray_counts_train_the_merges_of_the_text_and_of_local_counts(ray_cluster
 
 
 def test_existing_output_and_overwrite(ray_cluster, corpus, tmp_path):
-    from bytepair.on_ray import count_on_ray
+    from bytepair.corpus.on_ray import count_on_ray
 
     out = count_on_ray(corpus[:2], tmp_path / "c", partitions=2)
     with pytest.raises(FileExistsError, match="overwrite"):
@@ -97,7 +97,7 @@ def test_existing_output_and_overwrite(ray_cluster, corpus, tmp_path):
 
 
 def test_a_task_error_is_raised_as_itself(ray_cluster, corpus, tmp_path):
-    from bytepair.on_ray import count_on_ray
+    from bytepair.corpus.on_ray import count_on_ray
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine"}\n{"text": broken\n', encoding="utf-8")
@@ -143,7 +143,7 @@ def test_without_ray_the_command_says_how_to_install_it(tmp_path, monkeypatch, c
 
 
 def test_special_tokens_in_a_set_are_refused_before_any_task(tmp_path):
-    from bytepair.on_ray import count_on_ray
+    from bytepair.corpus.on_ray import count_on_ray
 
     text = tmp_path / "a.txt"
     text.write_text("hello world", encoding="utf-8")
@@ -162,8 +162,8 @@ def _files(directory: Path) -> dict[str, bytes]:
 
 
 def test_ray_encoding_writes_the_shards_of_local_encoding(ray_cluster, corpus, tmp_path):
-    from bytepair import dataset
-    from bytepair.on_ray import encode_dataset_on_ray
+    from bytepair.corpus import dataset
+    from bytepair.corpus.on_ray import encode_dataset_on_ray
 
     tokenizer = bytepair.train(
         list(read_documents(corpus)), VOCAB, special_tokens=["<|endoftext|>"], progress=False
@@ -179,8 +179,8 @@ def test_ray_encoding_writes_the_shards_of_local_encoding(ray_cluster, corpus, t
 
 
 def test_a_failed_encoding_raises_the_task_error_and_resumes(ray_cluster, corpus, tmp_path):
-    from bytepair import dataset
-    from bytepair.on_ray import encode_dataset_on_ray
+    from bytepair.corpus import dataset
+    from bytepair.corpus.on_ray import encode_dataset_on_ray
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine"}\n{"text": 12345}\n', encoding="utf-8")
@@ -214,7 +214,7 @@ def test_encode_dataset_on_the_command_line(ray_cluster, corpus, tmp_path, capsy
 
 def test_a_users_files_in_the_output_are_refused_before_any_task(corpus, tmp_path):
     """count_on_ray deleted out/_map (and part-*.bin) whatever they held."""
-    from bytepair.on_ray import count_on_ray
+    from bytepair.corpus.on_ray import count_on_ray
 
     out = tmp_path / "out"
     (out / "_map").mkdir(parents=True)

@@ -15,7 +15,7 @@ import pytest
 import bytepair
 from bytepair import FormatError
 from bytepair.cli import main
-from bytepair.sources import input_files, read_documents
+from bytepair.corpus.sources import input_files, read_documents
 
 DOCS = ["first document\nits second line", "second ☃ document", "third"]
 
@@ -89,7 +89,9 @@ def test_problems_are_named(tmp_path):
         list(read_documents(bad))
     binary = tmp_path / "bin.txt"
     binary.write_bytes(b"fine\nstill fine\n\xff\xfe broken\n")
-    with pytest.raises(FormatError, match=r"line 3\): not UTF-8"):
+    with pytest.raises(
+        FormatError, match=r"bin.txt: not UTF-8 text \(byte 0xFF at offset 16, line 3\)"
+    ):
         list(read_documents(binary))
 
 
@@ -145,7 +147,7 @@ def test_truncated_zstd_is_an_error_not_a_shorter_corpus(tmp_path, capsys):
         assert isinstance(info.value.__cause__, EOFError)
     # Through the command line: one error line naming the file, status 1.
     out = tmp_path / "tok.json"
-    args = ["train", "--stream", "--vocab-size", "270", "--no-progress", "-o", str(out), str(path)]
+    args = ["train", "--vocab-size", "270", "--no-progress", "-o", str(out), str(path)]
     assert main(args) == 1
     assert not out.exists()
     assert capsys.readouterr().err.strip().splitlines() == [
@@ -205,7 +207,7 @@ def test_corrupt_compressed_data_is_an_error_naming_the_file(tmp_path, capsys):
     (tmp_path / "broken.txt.gz").write_bytes(bytes(broken))
     with pytest.raises(FormatError, match=r"broken.txt.gz: corrupt gzip data"):
         list(read_documents(tmp_path / "broken.txt.gz"))
-    args = ["train", "--stream", "--vocab-size", "270", "--no-progress"]
+    args = ["train", "--vocab-size", "270", "--no-progress"]
     assert main([*args, "-o", str(tmp_path / "t.json"), str(bad_gzip)]) == 1
     assert capsys.readouterr().err.strip().splitlines() == [
         f"bytepair: error: {bad_gzip}: corrupt gzip data: Not a gzipped file (b'pl')"
@@ -289,7 +291,7 @@ def test_an_input_naming_nothing_to_read_is_an_error_naming_it(tmp_path, capsys)
         list(read_documents(str(empty / "*")))
     with pytest.raises(FileNotFoundError, match=r"root: the directory holds no file to read"):
         list(read_documents(empty))
-    train = ["train", "--stream", str(empty), "-o", str(tmp_path / "t.json"), "--vocab-size", "300"]
+    train = ["train", str(empty), "-o", str(tmp_path / "t.json"), "--vocab-size", "300"]
     assert main(train) == 1
     assert "holds no file to read" in capsys.readouterr().err
     (empty / "b" / "gone").symlink_to(tmp_path / "gone.txt")

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import _native
-from bytepair.counts import count_to_shards, train_from_counts
 from bytepair.errors import FormatError
 from bytepair.reference import bpe as reference
+from bytepair.training.counts import count_to_shards, train_from_counts
 from strategies import corpora
 from test_core_equals_reference import assert_same_training
 
@@ -223,18 +223,18 @@ def test_cli_checkpoint_resume_and_stream(tmp_path, capsys):
     assert bytepair.load(tmp_path / "c.json").merges == direct.merges
     assert main(["train", str(corpus), "--resume", str(checkpoint), "-o", "x.json"]) == 1
     assert "checkpoint alone" in capsys.readouterr().err
-    # --stream reads documents (here: JSON lines, gzip) like read_documents.
+    # train reads documents (here: JSON lines, gzip) as read_documents does.
     lines = tmp_path / "docs.jsonl.gz"
     with gzip.open(lines, "wt", encoding="utf-8") as f:
         for text in TEXTS:
             f.write(json.dumps({"body": text}) + "\n")
-    streamed = ["train", "--stream", str(lines), "--field", "body", "--vocab-size", "290"]
+    streamed = ["train", str(lines), "--field", "body", "--vocab-size", "290"]
     assert main([*streamed, "-o", str(tmp_path / "s.json")]) == 0
     assert bytepair.load(tmp_path / "s.json").merges == bytepair.train(TEXTS, 290).merges
 
 
 def test_training_from_counts_takes_the_same_options(tmp_path):
-    from bytepair.counts import count_to_shards, train_from_counts
+    from bytepair.training.counts import count_to_shards, train_from_counts
 
     count_to_shards(TEXTS, tmp_path / "counts", partitions=3)
     checkpoint = tmp_path / "counts.bpck"
@@ -249,9 +249,9 @@ def test_training_from_counts_takes_the_same_options(tmp_path):
 
 
 def test_read_checkpoint_gives_the_runs_settings_and_checks_come_first(tmp_path, monkeypatch):
-    import bytepair.counts as counts
-    from bytepair.counts import count_to_shards, train_from_counts
-    from bytepair.training import read_checkpoint
+    import bytepair.training.counts as counts
+    from bytepair.training.bpe import read_checkpoint
+    from bytepair.training.counts import count_to_shards, train_from_counts
 
     checkpoint = tmp_path / "run.bpck"
     bytepair.train(

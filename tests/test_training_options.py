@@ -11,9 +11,9 @@ import warnings
 import pytest
 
 import bytepair
-from bytepair import training
-from bytepair.char_bpe import train_char_bpe
-from bytepair.counts import count_to_shards, train_from_counts, write_manifest
+from bytepair.training import corpus as training
+from bytepair.training.char_bpe import train_char_bpe
+from bytepair.training.counts import count_to_shards, train_from_counts, write_manifest
 
 CORPUS = ["the cat sat on the mat", "the dog sat on the log"] * 5
 
@@ -125,7 +125,7 @@ def test_sizes_the_core_cannot_take_are_named_before_reading(call, message):
 
 
 def test_sizes_are_checked_on_resume_and_from_counts(tmp_path, monkeypatch):
-    import bytepair.counts as counts
+    import bytepair.training.counts as counts
 
     checkpoint = tmp_path / "run.bpck"
     bytepair.train(CORPUS, 270, checkpoint=checkpoint, progress=False)

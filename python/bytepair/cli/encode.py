@@ -15,13 +15,14 @@ from .common import (
     EXIT_INTERRUPTED,
     PROG,
     CommandError,
-    _argument_text,
-    _load,
-    _ray_address,
-    _ray_function,
-    _read_stdin_text,
-    _write_bytes,
-    _write_text,
+    argument_text,
+    check_output_directory,
+    load_tokenizer,
+    ray_address,
+    ray_function,
+    read_stdin_text,
+    write_bytes,
+    write_text,
 )
 
 # ---- encode-dataset ----
@@ -43,17 +44,18 @@ def _dataset_options(args: argparse.Namespace) -> dict:
 
 
 def cmd_encode_dataset(args: argparse.Namespace) -> int:
-    from ..dataset import TokenDataset, encode_dataset, replacing
+    from ..corpus.dataset import TokenDataset, encode_dataset, replacing
 
     if args.ray is not None:  # the same run, one Ray task per input file
         from functools import partial
 
-        address = _ray_address(args.ray)
-        on_ray = partial(_ray_function("encode_dataset_on_ray"), address=address)
+        address = ray_address(args.ray)
+        on_ray = partial(ray_function("encode_dataset_on_ray"), address=address)
         # As encode_dataset, --force keeps the old dataset until the new one is complete.
         encode_dataset = partial(replacing, on_ray)
-    tokenizer = _load(args.model)
     output = Path(args.output)
+    check_output_directory(output, "-o")
+    tokenizer = load_tokenizer(args.tokenizer)
     replacing_old = args.force and output.is_dir() and any(output.iterdir())
     try:
         out = encode_dataset(
@@ -95,12 +97,12 @@ def _write_ids(ids: list[int], json_list: bool) -> None:
     """``ids`` on stdout and a newline: separated by spaces, or a JSON list.
     Formatted in the core: ``" ".join(map(str, ids))`` took five times as
     long as encoding the text."""
-    _write_text(_native.format_ids(ids, json_list).decode("ascii") + "\n")
+    write_text(_native.format_ids(ids, json_list).decode("ascii") + "\n")
 
 
 def _encode_unigram(tokenizer, text: str, args: argparse.Namespace) -> int:
     """--nbest / --sample (unigram models)."""
-    from ..sentencepiece_tokenizer import SentencePieceTokenizer
+    from ..tokenizers.unigram import SentencePieceTokenizer
 
     if not isinstance(tokenizer, SentencePieceTokenizer):
         raise CommandError("--nbest and --sample need a unigram model (this one is BPE)")
@@ -113,10 +115,10 @@ def _encode_unigram(tokenizer, text: str, args: argparse.Namespace) -> int:
             )
             if args.json:
                 listed = [{"logprob": score, "ids": ids} for ids, score in best]
-                _write_text(json.dumps(listed) + "\n")
+                write_text(json.dumps(listed) + "\n")
                 return 0
             for ids, score in best:
-                _write_text(f"{score:.6f}\t{' '.join(map(str, ids))}\n")
+                write_text(f"{score:.6f}\t{' '.join(map(str, ids))}\n")
             return 0
         ids = tokenizer.encode_sample(
             text,
@@ -132,11 +134,11 @@ def _encode_unigram(tokenizer, text: str, args: argparse.Namespace) -> int:
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
-    tokenizer = _load(args.model)
+    tokenizer = load_tokenizer(args.tokenizer)
     if args.text is not None:
-        text = _argument_text(args.text, "the TEXT argument")
+        text = argument_text(args.text, "the TEXT argument")
     else:
-        text = _read_stdin_text("the text")
+        text = read_stdin_text("the text")
     if (args.alpha is not None or args.seed is not None) and not args.sample:
         raise CommandError("--alpha and --seed go with --sample")
     if args.nbest is not None or args.sample:
@@ -212,16 +214,16 @@ def _parse_ids_slowly(text: str, source: str) -> list[int]:
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
-    tokenizer = _load(args.model)
+    tokenizer = load_tokenizer(args.tokenizer)
     if args.ids:
         ids = _parse_ids(" ".join(args.ids), "the arguments")
     else:
-        ids = _parse_ids(_read_stdin_text("the ids"), "stdin")
+        ids = _parse_ids(read_stdin_text("the ids"), "stdin")
     if args.bytes:
-        _write_bytes(tokenizer.decode_bytes(ids))
+        write_bytes(tokenizer.decode_bytes(ids))
         return 0
     text = tokenizer.decode(ids)
-    _write_text(text)
+    write_text(text)
     if sys.stdout.isatty() and not text.endswith("\n"):
-        _write_text("\n")  # only for the prompt's sake; pipes get the text exactly
+        write_text("\n")  # only for the prompt's sake; pipes get the text exactly
     return 0

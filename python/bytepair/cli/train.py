@@ -5,25 +5,26 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Optional
 
+from ..api import train
 from ..formats import gpt2 as gpt2_format
-from ..tokenizer import Tokenizer
-from ..training import train
+from ..tokenizers.bpe import Tokenizer
 from .common import (
     PROG,
     CommandError,
     Interrupted,
-    _check_writable,
-    _corpus,
-    _made_directory,
-    _ray_address,
-    _ray_function,
-    _train_targets,
+    check_output_directory,
+    check_targets,
+    made_directory,
+    ray_address,
+    ray_function,
+    train_targets,
 )
 
 STOP_REASONS = {
@@ -57,6 +58,32 @@ def _pretokenizer(args: argparse.Namespace) -> object:
         raise CommandError(
             f"--pretokenizer-regex {args.pretokenizer_regex!r} is not a valid regex: {e}"
         ) from None
+
+
+def _training_corpus(sources: Sequence[str], field: str) -> Iterator[str]:
+    """The documents of the FILE arguments, read as ``count`` and
+    ``encode-dataset`` read them (``read_documents``: streamed), and stdin
+    ('-') as one text, in the order given. The inputs are listed (a missing
+    one is an error) and stdin is read before training starts."""
+    from ..corpus.sources import read_documents
+    from .common import read_stdin_text
+
+    if sources.count("-") > 1:
+        raise CommandError("'-' (stdin) is given more than once")
+    parts: list[Iterable[str]] = []
+    files: list[str] = []
+    for source in [*sources, None]:  # None: the end, which closes the last run of files
+        if source is not None and source != "-":
+            files.append(source)
+            continue
+        if files:
+            documents = read_documents(files, field=field)
+            documents.files()  # a missing input fails here, before any work
+            parts.append(documents)
+            files = []
+        if source == "-":
+            parts.append([read_stdin_text("the corpus")])
+    return itertools.chain.from_iterable(parts)
 
 
 # What --resume and --from-counts take no part of (argparse dests; each
@@ -134,9 +161,10 @@ def _check_train_options(args: argparse.Namespace) -> None:
                 f"pre-tokenizer and special tokens): drop {ignored}"
             )
         return
-    if args.field is not None and not args.stream:
+    if args.stream:
         raise CommandError(
-            "--field names the text of --stream's JSON lines / Parquet: add --stream"
+            "--stream is no longer needed: FILEs are always read as streamed documents "
+            f"(see `{PROG} train --help`); drop it"
         )
     if args.model == "unigram":
         if args.format == "gpt2":
@@ -198,7 +226,7 @@ def _check_huggingface_format(args: argparse.Namespace, pretokenizer: object, wh
 
 def _check_checkpoint(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> None:
     """Errors about --checkpoint / --resume that training would meet late."""
-    from ..training import check_checkpoint_path
+    from ..training.bpe import check_checkpoint_path
 
     flag, checkpoint = (
         ("--resume", args.resume) if args.resume else ("--checkpoint", args.checkpoint)
@@ -221,14 +249,12 @@ def _check_checkpoint(args: argparse.Namespace, save_path: Path, targets: list[P
 
 def cmd_train(args: argparse.Namespace) -> int:
     _check_train_options(args)
-    save_path, targets = _train_targets(args.output, args.format)
+    save_path, targets = train_targets(args.output, args.format)
     _check_checkpoint(args, save_path, targets)
     existing = [str(t) for t in targets if t.exists()]
     if existing and not args.force:  # checked before training, which may take hours
         verb = "exists" if len(existing) == 1 else "exist"
         raise CommandError(f"{' and '.join(existing)} already {verb}; pass --force to replace")
-    for target in targets:
-        _check_writable(target, "-o")
     if args.resume is not None:
         return _resume(args, save_path, targets)
     if args.from_counts:
@@ -237,14 +263,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.model == "bpe":
         whose = "--pretokenizer-regex" if args.pretokenizer_regex is not None else "--pretokenizer"
         _check_huggingface_format(args, pretokenizer, whose)
-    if args.stream:
-        from ..sources import read_documents
-
-        if not args.files or "-" in args.files:
-            raise CommandError("--stream reads INPUT files, globs or directories, not stdin")
-        corpus = read_documents(args.files, field="text" if args.field is None else args.field)
-    else:
-        corpus = _corpus(args.files or ["-"])
+    check_targets(args.output, args.format, targets)
+    corpus = _training_corpus(args.files or ["-"], "text" if args.field is None else args.field)
     options = {
         name: getattr(args, name) for name in UNIGRAM_OPTIONS if getattr(args, name) is not None
     }
@@ -331,7 +351,8 @@ def _resumable(checkpoint: Optional[str], output: str) -> Iterator[None]:
 
 
 def _resume(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> int:
-    from ..training import read_checkpoint, resume_training
+    from ..api import resume_training
+    from ..training.bpe import read_checkpoint
 
     path = Path(args.resume)
     if not path.is_file():
@@ -339,6 +360,7 @@ def _resume(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> i
     pretokenizer = read_checkpoint(path).pretokenizer
     _check_gpt2_format(args, pretokenizer.kind, "the checkpoint's pre-tokenizer")
     _check_huggingface_format(args, pretokenizer, "the checkpoint's pre-tokenizer")
+    check_targets(args.output, args.format, targets)
     with warnings.catch_warnings(), _resumable(args.resume, args.output):
         warnings.simplefilter("ignore")
         tokenizer = resume_training(
@@ -352,17 +374,18 @@ def _resume(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> i
 
 def _save_trained(tokenizer, save_path: Path, args: argparse.Namespace) -> None:
     directory = save_path if args.format == "gpt2" else save_path.parent
-    with _made_directory(directory):
+    with made_directory(directory):
         tokenizer.save(save_path, format=args.format, overwrite=args.force)
 
 
 def _train_from_counts(args: argparse.Namespace, save_path: Path, targets: list[Path]) -> int:
-    from ..counts import read_settings, train_from_counts
     from ..pretokenizers import Pretokenizer
+    from ..training.counts import read_settings, train_from_counts
 
     kind, pattern, _ = read_settings(args.from_counts)
     _check_gpt2_format(args, kind, "the counts' pre-tokenizer")
     _check_huggingface_format(args, Pretokenizer(kind, pattern), "the counts' pre-tokenizer")
+    check_targets(args.output, args.format, targets)
     with warnings.catch_warnings(), _resumable(args.checkpoint, args.output):
         warnings.simplefilter("ignore")
         tokenizer = train_from_counts(
@@ -386,11 +409,12 @@ def _train_from_counts(args: argparse.Namespace, save_path: Path, targets: list[
 def cmd_count(args: argparse.Namespace) -> int:
     from functools import partial
 
-    from ..counts import MANIFEST, count_to_shards, replacing
-    from ..sources import input_files, read_documents
+    from ..corpus.sources import input_files, read_documents
+    from ..training.counts import MANIFEST, count_to_shards, replacing
 
-    address = _ray_address(args.ray) if args.ray is not None else None
+    address = ray_address(args.ray) if args.ray is not None else None
     out = Path(args.output)
+    check_output_directory(out, "-o")
     if (out / MANIFEST).exists() and not args.force:
         raise CommandError(f"{out} already holds counts; pass --force to replace them")
     pretokenizer = _pretokenizer(args)
@@ -403,7 +427,7 @@ def cmd_count(args: argparse.Namespace) -> int:
         progress=args.progress,
     )
     if args.ray is not None:
-        count_on_ray = partial(_ray_function("count_on_ray"), field=args.field, address=address)
+        count_on_ray = partial(ray_function("count_on_ray"), field=args.field, address=address)
         # Listed here, leaving out the old counts, which --force keeps (as
         # count_to_shards does) until the new ones are complete.
         inputs = list(input_files(args.inputs, exclude=[out]))

@@ -41,8 +41,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from . import counts
-from .pretokenizers import Pretokenizer, PretokenizerSpec, resolve
+from ..pretokenizers import Pretokenizer, PretokenizerSpec, resolve
+from ..training import counts
+from ..training.corpus import check_special_tokens, progress_bar
 from .sources import PathInput, input_files, read_documents
 
 INSTALL_HINT = "Ray is not installed: pip install 'bytepair[ray]'"
@@ -189,14 +190,12 @@ def count_on_ray(
     map outputs are removed. Progress (default: stderr is a terminal) counts
     input bytes of finished map tasks, then merged partitions.
     """
-    from .training import _check_special_tokens, progress_bar
-
     out = Path(out)
     counts.check_partitions(partitions)
     counts.check_max_memory(max_memory)
     if map_tasks is not None and (isinstance(map_tasks, bool) or map_tasks < 1):
         raise ValueError(f"map_tasks must be a positive int, not {map_tasks!r}")
-    pre, specials = resolve(pretokenizer), _check_special_tokens(special_tokens)
+    pre, specials = resolve(pretokenizer), check_special_tokens(special_tokens)
     # A missing input fails here, before any task; the output is no input.
     files = list(input_files(inputs, exclude=[out]))
     # Checks that out holds nothing but counts (its own map outputs included)
@@ -285,7 +284,6 @@ def encode_dataset_on_ray(
     bytes of finished files. See the module docstring for the cluster
     requirements."""
     from . import dataset
-    from .training import progress_bar
 
     tokenizer = dataset.as_tokenizer(tokenizer_spec)  # loaded once, shared by the tasks
     options = {} if shard_tokens is None else {"shard_tokens": shard_tokens}

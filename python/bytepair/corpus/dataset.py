@@ -51,8 +51,9 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 
-from .errors import FormatError
-from .formats import replace_directory
+from ..errors import FormatError
+from ..formats.files import replace_directory
+from ..training.corpus import progress_bar
 from .sources import input_files, read_documents
 
 FORMAT = "bytepair-dataset"
@@ -211,7 +212,7 @@ def tokenizer_fingerprint(tokenizer) -> str:
 def as_tokenizer(tokenizer):
     """``tokenizer`` itself, or the one a path or encoding name names."""
     if isinstance(tokenizer, (str, os.PathLike)):
-        from .encodings import load_any
+        from ..api import load_any
 
         return load_any(tokenizer)
     return tokenizer
@@ -1001,8 +1002,6 @@ def _encode_dataset(
     progress: Optional[bool] = None,
     **options,
 ) -> Path:
-    from .training import progress_bar
-
     tokenizer = as_tokenizer(tokenizer)
     run = plan(inputs, tokenizer, out, **options)
     bar = progress_bar(

@@ -42,11 +42,21 @@ from itertools import repeat
 from pathlib import Path
 from typing import Callable, Optional, Union
 
-from . import _native
-from .errors import FormatError
-from .formats import replace_directory
-from .pretokenizers import BUILTIN_PATTERNS, PretokenizerSpec, kind_and_pattern_problem, resolve
-from .training import MAX_COUNT  # counts are 64-bit in the core and in the shards
+from .. import _native
+from ..corpus.sources import Documents
+from ..errors import FormatError
+from ..formats.files import replace_directory
+from ..pretokenizers import (
+    BUILTIN_PATTERNS,
+    Pretokenizer,
+    PretokenizerSpec,
+    kind_and_pattern_problem,
+    resolve,
+)
+from .bpe import BpeOptions, merge_counted
+
+# Counts are 64-bit in the core and in the shards.
+from .corpus import MAX_COUNT, add_batch, check_special_tokens, corpus_texts, progress_bar
 
 FORMAT = "bytepair-counts"
 VERSION = 1
@@ -400,8 +410,6 @@ def replacing(run: Callable[..., Path], inputs, out: Union[str, os.PathLike], **
     replaces it once complete (``formats.replace_directory``):
     prepare_output(overwrite=True) would delete the old counts before the
     run, and a failed or interrupted run would leave nothing."""
-    from .sources import Documents
-
     out = Path(out)
     if not (options.get("overwrite") and out.is_dir() and os.listdir(out)):
         return run(inputs, out, **options)
@@ -424,10 +432,8 @@ def write_manifest(
 ) -> Path:
     """Write the manifest of the count directory ``out`` (after its shards:
     a directory counts as finished once this exists)."""
-    from .training import _check_special_tokens
-
     out, pre = Path(out), resolve(pretokenizer)
-    special_tokens = _check_special_tokens(special_tokens)
+    special_tokens = check_special_tokens(special_tokens)
     manifest = {
         "format": FORMAT,
         "version": VERSION,
@@ -507,9 +513,10 @@ def count_to_shards(
     """Count the pre-tokens of ``documents`` into shards in the directory ``out``
     (a progress bar in characters when ``progress``, default: stderr is a terminal).
 
-    ``documents`` is what :func:`bytepair.train` takes: one text (a str), a
-    path (its file is one text), or an iterable of texts and paths, e.g.
-    :func:`bytepair.read_documents` for JSONL and other formats. ``max_memory``
+    ``documents`` is what :func:`bytepair.train` takes and reads as it does:
+    one text (a str, one document), a path (read by
+    :func:`bytepair.read_documents`), or an iterable of texts and paths, e.g.
+    ``read_documents(paths, field="body")``. ``max_memory``
     (bytes, see the module docstring) bounds the counts held in memory.
     ``overwrite`` replaces the counts of an earlier run in ``out`` (never
     other files, see :func:`prepare_output`), only once the new ones are
@@ -538,13 +545,10 @@ def _count_to_shards(
     overwrite: bool,
     progress: Optional[bool],
 ) -> Path:
-    from .sources import Documents
-    from .training import _check_special_tokens, _texts, add_batch, progress_bar
-
     out = Path(out)
     check_partitions(partitions)
     check_max_memory(max_memory)
-    special_tokens = _check_special_tokens(special_tokens)
+    special_tokens = check_special_tokens(special_tokens)
     pre = resolve(pretokenizer)
     if isinstance(documents, Documents) and not documents.started:
         # read_documents' inputs: listed now (a missing input fails before
@@ -560,7 +564,7 @@ def _count_to_shards(
     batch: list[str] = []
     size = first = 0
     try:
-        for document, _ in _texts(documents):
+        for document in corpus_texts(documents):
             batch.append(document)
             size += len(document)
             if size >= BATCH_CHARS:
@@ -630,8 +634,6 @@ def _file_id(path: Path) -> object:
 
 def _check_manifest(manifest: dict, directory: Path, path: Path) -> None:
     """FormatError(path, naming the key) unless ``manifest`` is well formed."""
-    from .training import _check_special_tokens
-
     for key in ("pretokenizer", "pattern", "special_tokens", "partitions", "shards"):
         if key not in manifest:
             raise FormatError(path, "missing", key)
@@ -654,7 +656,7 @@ def _check_manifest(manifest: dict, directory: Path, path: Path) -> None:
     if not isinstance(specials, list):
         raise FormatError(path, f"must be a list, not {type(specials).__name__}", "special_tokens")
     try:
-        _check_special_tokens(specials)
+        check_special_tokens(specials)
     except (TypeError, ValueError) as e:
         raise FormatError(path, str(e), "special_tokens") from None
     partitions = manifest["partitions"]
@@ -865,9 +867,6 @@ def train_from_counts(
     text (options as :func:`bytepair.train`'s; a checkpoint resumes with
     :func:`bytepair.resume_training`)."""
     import time
-
-    from .pretokenizers import Pretokenizer
-    from .training import BpeOptions, merge_counted
 
     started = time.perf_counter()
     directories = _directories(directories)

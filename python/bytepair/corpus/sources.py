@@ -1,26 +1,10 @@
 """Reading corpora as a stream of documents, never a whole file at once.
 
-``read_documents(inputs, field="text")`` yields the documents of files,
-globs and directories (recursively, in sorted order), by their names:
-
-- ``*.jsonl`` / ``*.json`` (JSON lines): one object a line, its ``field``;
-- ``*.parquet``: the ``field`` column (read in record batches; needs pyarrow);
-- anything else is plain UTF-8 text, where an empty line (nothing before
-  its ``\n`` or ``\r\n``) ends a document; empty lines belong to no
-  document, a line of spaces or tabs belongs to its document;
-- ``.gz`` and ``.zst``/``.zstd`` after those names are decompressed on the
-  fly (zstd needs the ``zstandard`` package; a file of several frames or
-  gzip members is read whole). Parquet needs random access, so a
-  ``.parquet.gz``/``.parquet.zst`` is first decompressed to a temporary file
-  in the system's temporary directory (removed when the file is read).
-
-Documents are only ever cut at those boundaries, so pre-tokens never span
-two. Pass the iterator to :func:`bytepair.train` (it batches the texts) or
-encode it document by document. Problems name the file and the line; a
-compressed file that is truncated (it ends in the middle of a gzip member or
-a zstd frame) or corrupt is a :class:`FormatError`, never a shorter corpus.
-``on_read(n)`` is told of every ``n`` bytes read from a file as stored
-(compressed bytes for ``.gz``/``.zst``), for progress bars.
+Every reader of input files (``bytepair train``, ``count``,
+``encode-dataset``, :func:`bytepair.train` given paths) reads them with
+:func:`read_documents`, whose docstring is the one statement of the rule:
+which files an input names, how each format is read, and what ends a
+document.
 """
 
 from __future__ import annotations
@@ -41,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, BinaryIO, Callable, Optional, Union
 
-from .errors import FormatError
+from ..errors import FormatError, NotUtf8Error
 
 PathInput = Union[str, "os.PathLike[str]"]
 OnRead = Optional[Callable[[int], None]]
@@ -364,7 +348,7 @@ def _lines(path: Path, on_read: OnRead) -> Iterator[tuple[int, str]]:
     compressed file is a FormatError saying how many lines came before."""
     with _open_binary(path, on_read) as raw:
         lines = io.BufferedReader(raw)
-        number = 0
+        number = offset = 0
         while True:
             try:
                 line = lines.readline()
@@ -377,11 +361,11 @@ def _lines(path: Path, on_read: OnRead) -> Iterator[tuple[int, str]]:
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as e:
-                raise FormatError(
-                    path,
-                    f"not UTF-8 text ({e.reason} at byte {e.start} of the line)",
-                    f"line {number}",
-                ) from None
+                # As a whole file's error says it; the offset counts the bytes
+                # of the text (after decompression).
+                error = NotUtf8Error(offset + e.start, number, line[e.start])
+                raise FormatError(path, str(error)) from None
+            offset += len(line)
             yield number, text
 
 
@@ -582,7 +566,36 @@ class Documents(Iterator[str]):
 def read_documents(
     inputs: Union[PathInput, Iterable[PathInput]], *, field: str = "text", on_read: OnRead = None
 ) -> Documents:
-    """The documents of ``inputs`` (files, globs, directories), streamed; see
-    the module docstring for the formats and ``on_read``, and
-    :func:`input_files` for how inputs name files."""
+    """The documents of ``inputs`` (files, globs, directories), streamed: one
+    file at a time, a line or a record batch at a time, so memory does not
+    grow with the size of a file.
+
+    Which files: see :func:`input_files` (directories recursively in sorted
+    order, globs sorted, names starting with '.' or '_' skipped in walks, a
+    file reached twice read once). Each file is read by its name:
+
+    - ``*.jsonl`` / ``*.json`` / ``*.ndjson`` (JSON lines): one object a line,
+      each giving one document, its ``field``; empty lines are skipped;
+    - ``*.parquet``: the ``field`` column, one document a row (read in record
+      batches; needs pyarrow);
+    - anything else is plain UTF-8 text, where an empty line (nothing before
+      its ``\n`` but ``\r``) ends a document: a document is a run of
+      non-empty lines, without the line break after its last line. Empty
+      lines belong to no document (so several in a row are one break); a
+      line of spaces or tabs is not empty and belongs to its document. A file
+      without empty lines is one document.
+    - ``.gz`` and ``.zst``/``.zstd`` after those names are decompressed on
+      the fly (zstd needs the ``zstandard`` package; a file of several frames
+      or gzip members is read whole). Parquet needs random access, so a
+      ``.parquet.gz``/``.parquet.zst`` is first decompressed to a temporary
+      file in the system's temporary directory (removed when it is read).
+
+    Documents are only ever cut at those boundaries, so pre-tokens never span
+    two. Pass the iterator to :func:`bytepair.train` (it batches the texts) or
+    encode it document by document. Problems name the file and the line (or
+    row); a compressed file that is truncated (it ends in the middle of a
+    gzip member or a zstd frame) or corrupt is a :class:`FormatError`, never a
+    shorter corpus. ``on_read(n)`` is told of every ``n`` bytes read from a
+    file as stored (compressed bytes for ``.gz``/``.zst``), for progress bars.
+    """
     return Documents(inputs, field, on_read)

@@ -5,14 +5,15 @@ words counted in the core, then seeds, EM and pruning in the core
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Optional, Union
 
-from . import _native
-from .errors import warn
-from .model import SentencePieceModel, SentencePieceNormalizer
-from .pretokenizers import PretokenizerSpec, resolve
-from .sentencepiece_tokenizer import SentencePieceTokenizer, UnigramTrainingReport
+from .. import _native
+from ..errors import warn
+from ..model import SentencePieceModel, SentencePieceNormalizer
+from ..pretokenizers import PretokenizerSpec, resolve
+from ..tokenizers.unigram import SentencePieceTokenizer, UnigramTrainingReport
+from .corpus import Corpus, add_texts, progress_bar
 
 
 def _number(name: str, value: object, low: float, high: float, *, low_open: bool, high_open: bool):
@@ -53,7 +54,7 @@ def _check_specials(special_tokens: Sequence[str], metaspace: bool, byte_fallbac
 
 
 def train_unigram(
-    texts: Iterable[tuple[str, int]],
+    corpus: Corpus,
     vocab_size: int,
     *,
     special_tokens: Sequence[str],
@@ -67,11 +68,8 @@ def train_unigram(
     progress: Optional[bool],
     normalize: tuple[str, ...] = (),
 ) -> SentencePieceTokenizer:
-    """See :func:`bytepair.train` (``model="unigram"``); ``texts`` yields
-    (text, size of its source in bytes); ``normalize`` is a checked tuple
-    (:func:`bytepair.normalization.resolve_normalize`)."""
-    from .training import add_texts, progress_bar
-
+    """See :func:`bytepair.train` (``model="unigram"``); ``normalize`` is a
+    checked tuple (:func:`bytepair.normalization.resolve_normalize`)."""
     _positive_int("vocab_size", vocab_size)
     if not isinstance(byte_fallback, bool):
         raise TypeError(f"byte_fallback must be True or False, not {byte_fallback!r}")
@@ -100,7 +98,7 @@ def train_unigram(
         pre.pattern if pre is not None and pre.kind == "regex" else None,
         list(normalize),
     )
-    add_texts(counter, texts, progress)
+    add_texts(counter, corpus, progress)
 
     bar = progress_bar(progress, desc="unigram EM", unit=" steps")
     if bar is not None:  # until the first report: seeding can take a while on a big corpus

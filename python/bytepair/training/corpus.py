@@ -1,0 +1,148 @@
+"""What every trainer shares: the corpus as texts, the checks of sizes and
+special tokens, progress bars, and counting pre-tokens in the core.
+
+A corpus is a text (``str``), a path (``os.PathLike``), or an iterable of
+those. A ``str`` is one document, as given. A path is read as
+:func:`bytepair.corpus.sources.read_documents` reads it (the one rule every
+command and the Python API follow: streamed, cut into documents where that
+function's docstring says), so a file is never held whole in memory.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from .. import _native
+from ..corpus.sources import OnRead, read_documents
+from ..tokenizers._contract import reject_surrogates
+
+CorpusItem = Union[str, "os.PathLike[str]"]
+Corpus = Union[CorpusItem, Iterable[CorpusItem]]
+# Texts are handed to the core in batches of about this many characters.
+BATCH_CHARS = 4 << 20
+# Ids are 32-bit in the core (and in numpy's uint32 arrays).
+MAX_VOCAB_SIZE = 1 << 32
+# Counts and lengths are 64-bit in the core.
+MAX_COUNT = (1 << 64) - 1
+
+
+def corpus_texts(corpus: Corpus, on_read: OnRead = None) -> Iterator[str]:
+    """The documents of a corpus, streamed: a ``str`` item is one document;
+    paths give the documents :func:`~bytepair.corpus.sources.read_documents`
+    reads from them (paths in a row are read as one input list, so a file
+    named twice in a row is read once, as on the command line).
+    ``on_read(n)`` is told of the bytes read: a file's as stored, a ``str``'s
+    size in UTF-8."""
+    if isinstance(corpus, (str, os.PathLike)):
+        corpus = [corpus]
+    elif isinstance(corpus, (bytes, bytearray)):
+        raise TypeError("corpus must be text (str), paths, or an iterable of those, not bytes")
+    paths: list[Path] = []
+    for index, item in enumerate(corpus):
+        if isinstance(item, os.PathLike):
+            paths.append(Path(item))
+            continue
+        if paths:
+            yield from read_documents(paths, on_read=on_read)
+            paths = []
+        if not isinstance(item, str):
+            raise TypeError(
+                f"corpus item {index} is {type(item).__name__}; "
+                "expected str (a text) or a path (os.PathLike, e.g. pathlib.Path)"
+            )
+        if on_read is not None:
+            on_read(utf8_size(item))
+        yield item
+    if paths:
+        yield from read_documents(paths, on_read=on_read)
+
+
+def utf8_size(text: str) -> int:
+    """The UTF-8 size of ``text`` in bytes, cheaply."""
+    # isascii() is O(1); other texts are encoded (a lone surrogate is reported by the core).
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def check_size(name: str, value: object, low: int, high: int) -> int:
+    """``value`` if it is an int in [low, high], else a TypeError / ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, not {value}")
+    if value > high:
+        raise ValueError(f"{name} must be at most {high}, not {value}")
+    return value
+
+
+def check_special_tokens(special_tokens: Sequence[str]) -> list[str]:
+    """The special tokens as a list, checked: texts, non-empty, each once, UTF-8."""
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a sequence of strings, not one string")
+    if isinstance(special_tokens, (AbstractSet, Mapping)):
+        # A set iterates in hash order (PYTHONHASHSEED), a dict's values would be ignored.
+        raise ValueError(
+            f"special_tokens is a {type(special_tokens).__name__}: special tokens get ids "
+            "0, 1, ... in the order given, so pass a list or tuple"
+        )
+    tokens = list(special_tokens)
+    for i, token in enumerate(tokens):
+        if not isinstance(token, str):
+            raise TypeError(f"special token {i} is {type(token).__name__}, not str")
+        if token == "":
+            raise ValueError(f"special token {i} is empty")
+        if tokens.index(token) != i:
+            raise ValueError(f"special token {token!r} is given twice")
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise reject_surrogates(e, f"special token {i} {token!r}") from None
+    return tokens
+
+
+def progress_bar(enabled: Optional[bool], **kwargs: Any) -> Any:
+    """A tqdm bar on stderr (``enabled`` None: when stderr is a terminal), else None."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(file=sys.stderr, **kwargs)
+
+
+def add_texts(counter: _native.PretokenCounter, corpus: Corpus, progress: Optional[bool]) -> None:
+    """Counts the pre-tokens of every document of ``corpus`` in the core, in
+    batches (a progress bar in bytes: of the files as stored, of the texts in
+    UTF-8)."""
+    bar = progress_bar(progress, desc="counting", unit="B", unit_scale=True)
+    batch: list[str] = []
+    batch_chars = first = 0
+    try:
+        for text in corpus_texts(corpus, None if bar is None else bar.update):
+            batch.append(text)
+            batch_chars += len(text)
+            if batch_chars >= BATCH_CHARS:
+                add_batch(counter, batch, first, "corpus text")
+                first += len(batch)
+                batch, batch_chars = [], 0
+        add_batch(counter, batch, first, "corpus text")
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def add_batch(counter: _native.PretokenCounter, batch: list[str], first: int, what: str) -> None:
+    """``counter.add_texts(batch)``; a lone surrogate is a ValueError naming
+    the text (``what`` and its index, ``first`` being batch[0]'s) and position."""
+    if not batch:
+        return
+    try:
+        counter.add_texts(batch)
+    except UnicodeEncodeError as e:
+        index = next(i for i, t in enumerate(batch) if t is e.object or t == e.object)
+        raise reject_surrogates(e, f"{what} {first + index}") from None
