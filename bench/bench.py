@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Side-by-side benchmark of bytepair against its peers (issue 4).
+"""Side-by-side benchmark of bytepair against its peers.
 
-    python bench/bench.py [SUITE ...] [--quick] [--rounds N] [--write-readme README.md]
+    python bench/bench.py [SUITE ...] [--quick] [--rounds N]
+                          [--write-report docs/performance.md] [--write-summary README.md]
+    python bench/bench.py --summary-from docs/performance.md --write-summary README.md
 
 SUITE is any of encode, batch, worst, train, decode, load, unigram, sentencepiece (default:
 all, in that order), or scale (counting, training and dataset encoding on a ~1 GB
-corpus, issue 7; run only when named: `bench.py scale`, or `bench.py all scale`
-for everything). Every figure comes after a correctness gate: encoders' ids are
+corpus; run only when named: `bench.py scale`, or `bench.py all scale`
+for everything). The report goes between markers in the documentation's
+performance page; the summary table in README.md is derived from that report
+(bench_summary.py), so neither is typed by hand. Every figure comes after a correctness gate: encoders' ids are
 compared with tiktoken's (a row whose ids differ gets no ratio and the run
 exits with status 1), decoders must give the input back, and bytepair's
 trained merges must equal the pure-Python reference's on a slice in the same
@@ -42,10 +46,11 @@ from bench_harness import (  # noqa: E402
     log,
     nproc,
 )
+from bench_summary import SUMMARY_END, SUMMARY_START, write_summary  # noqa: E402
 
-START_MARKER = "<!-- bench:start -->"
+START_MARKER = "<!-- bench:start -->"  # (markers of the report, in docs/performance.md)
 END_MARKER = "<!-- bench:end -->"
-# The scale suite has a README block of its own, so that running it does not
+# The scale suite has a block of its own, so that running it does not
 # replace the other suites' report and running those does not replace it.
 SCALE_START_MARKER = "<!-- bench-scale:start -->"
 SCALE_END_MARKER = "<!-- bench-scale:end -->"
@@ -59,6 +64,7 @@ SUITES = (
     "unigram",
     "sentencepiece",
 )  # "all"
+GOALS_TITLE = "Goals"
 EXTRA_SUITES = ("scale",)  # run only when named (it takes about as long as all the rest)
 
 DEFAULTS = dict(
@@ -167,7 +173,7 @@ def render(
     results,
     header: str,
     seconds: float,
-    targets_title: str = "Targets (issue 4, and issue 5 for the unigram model)",
+    targets_title: str = GOALS_TITLE,
 ) -> str:
     out = [header, ""]
     for section in results.sections:
@@ -190,7 +196,7 @@ def render(
     met = sum(t.met is True for t in results.targets)
     out += [
         "",
-        f"{met} of {len(results.targets)} targets met; the whole run took {seconds / 60:.1f} min.",
+        f"{met} of {len(results.targets)} goals met; the whole run took {seconds / 60:.1f} min.",
     ]
     return "\n".join(out)
 
@@ -331,12 +337,32 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--data", help="the shared data folder (default $BYTEPAIR_SHARED_DATA, else ../shared/data)"
     )
     p.add_argument(
-        "--write-readme",
+        "--write-report",
         metavar="PATH",
-        help=f"replace the text between {START_MARKER} and {END_MARKER} in PATH with the report "
-        f"(the scale suite's: between {SCALE_START_MARKER} and {SCALE_END_MARKER})",
+        help=f"replace the text between {START_MARKER} and {END_MARKER} in PATH (the "
+        "documentation's docs/performance.md) with the report (the scale suite's: between "
+        f"{SCALE_START_MARKER} and {SCALE_END_MARKER})",
+    )
+    p.add_argument(
+        "--write-summary",
+        metavar="README",
+        help=f"replace the text between {SUMMARY_START} and {SUMMARY_END} in README with a "
+        "summary table derived from the report (the one this run writes with --write-report, "
+        "or the one --summary-from names)",
+    )
+    p.add_argument(
+        "--summary-from",
+        metavar="PATH",
+        help="run no suite: read the report in PATH (docs/performance.md) and only write the "
+        "summary (--write-summary)",
     )
     args = p.parse_args(argv)
+    if args.summary_from and (args.suites or not args.write_summary or args.write_report):
+        p.error("--summary-from takes only --write-summary (it runs no suite)")
+    if args.write_summary and not (args.summary_from or args.write_report):
+        p.error(
+            "--write-summary needs --write-report (the report it is derived from) or --summary-from"
+        )
     known = SUITES + EXTRA_SUITES
     unknown = [s for s in args.suites if s not in known and s != "all"]
     if unknown:
@@ -362,7 +388,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def run_main_suites(args, ctx) -> Results:
-    """The suites of "all" (encode ... sentencepiece): one report, the issue-4/5 targets."""
+    """The suites of "all" (encode ... sentencepiece): one report, with its goals."""
     import bench_encode
     import bench_load
     import bench_sentencepiece
@@ -397,7 +423,7 @@ def run_main_suites(args, ctx) -> Results:
         for section in results.sections[first_section:]:
             if load:
                 section.body += "\n\n" + load
-    # Sections in the order of the issue: encoding, batch, worst case, training, decoding, loading.
+    # Sections in this order: encoding, batch, worst case, training, decoding, loading, ...
     order = [
         "Encoding, one thread",
         "Encoding, batch",
@@ -411,7 +437,6 @@ def run_main_suites(args, ctx) -> Results:
     results.sections.sort(
         key=lambda s: next(i for i, o in enumerate(order) if s.title.startswith(o))
     )
-    results.targets.sort(key=lambda t: (t.name.startswith("issue"), t.name.split(".")[0]))
     return results
 
 
@@ -431,26 +456,27 @@ def run_scale_suite(args, ctx) -> Results:
 def main(argv: Optional[list[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    # (runner, README markers, title of the targets list), one report each.
+    summary = Path(args.write_summary) if args.write_summary else None
+    if summary is not None:  # fail before the long run, not after
+        content = summary.read_text(encoding="utf-8") if summary.is_file() else ""
+        if SUMMARY_START not in content or SUMMARY_END not in content:
+            sys.exit(f"bench.py: {summary} lacks the markers {SUMMARY_START} and {SUMMARY_END}")
+    if args.summary_from:
+        write_summary(Path(args.summary_from), summary)
+        log(f"wrote the summary of {args.summary_from} into {summary}")
+        return 0
+    # (runner, report markers, title of the goals list), one report each.
     reports = []
     if args.suites & set(SUITES):
-        reports.append(
-            (
-                run_main_suites,
-                (START_MARKER, END_MARKER),
-                "Targets (issue 4, and issue 5 for the unigram model)",
-            )
-        )
+        reports.append((run_main_suites, (START_MARKER, END_MARKER), GOALS_TITLE))
     if "scale" in args.suites:
-        reports.append(
-            (run_scale_suite, (SCALE_START_MARKER, SCALE_END_MARKER), "Targets (issue 7)")
-        )
-    readme = Path(args.write_readme) if args.write_readme else None
-    if readme is not None:  # fail before the long run, not after
-        content = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+        reports.append((run_scale_suite, (SCALE_START_MARKER, SCALE_END_MARKER), GOALS_TITLE))
+    report_page = Path(args.write_report) if args.write_report else None
+    if report_page is not None:  # fail before the long run, not after
+        content = report_page.read_text(encoding="utf-8") if report_page.is_file() else ""
         for _, (start, end), _ in reports:
             if start not in content or end not in content:
-                sys.exit(f"bench.py: {readme} lacks the markers {start} and {end}")
+                sys.exit(f"bench.py: {report_page} lacks the markers {start} and {end}")
     data = find_data(args.data)
     try:
         import bytepair  # noqa: F401
@@ -468,15 +494,18 @@ def main(argv: Optional[list[str]] = None) -> int:
             report = render(results, header, time.perf_counter() - started, targets_title)
             print(report + "\n", flush=True)
             failed |= bool(results.problems)
-            if readme is not None:
+            if report_page is not None:
                 if results.problems:
                     print(
-                        f"\n{readme} not updated ({start}): a correctness check failed.",
+                        f"\n{report_page} not updated ({start}): a correctness check failed.",
                         file=sys.stderr,
                     )
                 else:
-                    replace_between_markers(readme, report, start, end)
-                    log(f"wrote the report into {readme} (between {start} and {end})")
+                    replace_between_markers(report_page, report, start, end)
+                    log(f"wrote the report into {report_page} (between {start} and {end})")
+    if summary is not None and report_page is not None and not failed:
+        write_summary(report_page, summary)
+        log(f"wrote the summary of {report_page} into {summary}")
     log(f"done in {time.perf_counter() - whole:.0f} s")
     return 1 if failed else 0
 

@@ -290,7 +290,7 @@ def render_batch(groups: list[list[Row]], rounds: int) -> str:
         f"({SHARE_CALL!r}: the check that the "
         "GIL is released during encoding, else it would be no faster than one thread). "
         f"{PINNED_SHARE_CALL!r} pins each of those threads to a CPU of its own, which is the "
-        "row the target reads: unpinned, the kernel of this VM at times runs both threads on "
+        "row the goal reads: unpinned, the kernel of this VM at times runs both threads on "
         "one CPU for milliseconds after other threads ran (measured: each thread's wall time "
         "inside encode_ordinary exceeded its CPU time by up to 21 ms a round, with nothing "
         "holding the GIL that long), so the unpinned rows vary from run to run. "
@@ -300,7 +300,7 @@ def render_batch(groups: list[list[Row]], rounds: int) -> str:
         "stretches) or as the Python-thread rows do: each thread's piece cache is its own, so "
         "a word that occurs in two threads' texts is merged by both. "
         f'{threads} × their "× bytepair 1 thread" is what those parallel rows would reach '
-        "with no other cost (the targets list it; a little more is possible, each core "
+        "with no other cost (the goals list it; a little more is possible, each core "
         "having caches of its own)."
     )
 
@@ -545,9 +545,9 @@ def batch_targets(groups: list[list[Row]], tiny: list[list[Row]]) -> list[Target
             elif row.labels["call"].endswith(PINNED_SHARE_CALL):
                 gil.append((ratio(base, row), where, ceiling(group, SHARES_CALL), rounds))
     for name, values, threshold in (
-        ("2. batch (encode_ordinary_batch, 2 threads) ≥ 1.8x one thread", speedups, 1.8),
+        ("batch (encode_ordinary_batch, 2 threads) ≥ 1.8x one thread", speedups, 1.8),
         (
-            "2. GIL released: encode_ordinary from 2 Python threads (every n-th text each, "
+            "GIL released: encode_ordinary from 2 Python threads (every n-th text each, "
             "each on a CPU of its own) ≥ 1.5x one thread",
             gil,
             1.5,
@@ -587,7 +587,5 @@ def batch_targets(groups: list[list[Row]], tiny: list[list[Row]]) -> list[Target
         )
         timed_rows = [x for x in (base, batch, base1, batch1) if x is not None and x.times]
         detail += rounds_caveat(len(x.times) for x in timed_rows)
-        targets.append(
-            Target("2. no per-call thread-pool start-up cost on small inputs", met, detail)
-        )
+        targets.append(Target("no per-call thread-pool start-up cost on small inputs", met, detail))
     return targets

@@ -109,7 +109,7 @@ def render_decode(groups: list[list[Row]], rounds: int) -> str:
 
 
 def decode_targets(groups: list[list[Row]]) -> list[Target]:
-    name = "5. decode_bytes ≥ tiktoken's throughput"
+    name = "decode_bytes ≥ tiktoken's throughput"
     values, failed, unmeasured, rounds = [], [], [], []
     for group in groups:
         ours = next((r for r in group if r.tool == "bytepair"), None)

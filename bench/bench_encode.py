@@ -192,7 +192,7 @@ def encode_targets(groups: list[list[Row]]) -> list[Target]:
         if not any(row.timed_ok for row in ours):
             status = ours[0].status if ours else "not run"
             for name, _, _ in comparisons:
-                targets.append(Target(f"1. encode, one thread, {label}: {name}", None, status))
+                targets.append(Target(f"encode, one thread, {label}: {name}", None, status))
             continue
         for name, threshold, reference in comparisons:
             values, failed, unmeasured, rounds = [], [], [], []
@@ -226,7 +226,7 @@ def encode_targets(groups: list[list[Row]]) -> list[Target]:
             detail += missing_and_rounds(failed, unmeasured, rounds)
             targets.append(
                 Target(
-                    f"1. encode, one thread, {label}: {name}",
+                    f"encode, one thread, {label}: {name}",
                     judge(values, failed, unmeasured, threshold),
                     detail,
                 )

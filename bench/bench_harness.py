@@ -196,7 +196,7 @@ def rounds_caveat(rounds: Iterable[int], why: str = "") -> str:
     fewest = min(rounds, default=ISSUE_ROUNDS)
     if fewest >= ISSUE_ROUNDS:
         return ""
-    return f"; median of {plural(fewest, 'round')}, where the issue asks for {ISSUE_ROUNDS}{why}"
+    return f"; median of {plural(fewest, 'round')}, where the goal asks for {ISSUE_ROUNDS}{why}"
 
 
 def paired_ratio(slower: list[float], faster: list[float]) -> float:

@@ -238,9 +238,7 @@ def run(args, ctx, results: Results) -> None:
     # NOT met on a measured shortfall or a failed load; not measured while a load lacks
     # its reference; else met.
     met = False if slow or failed else None if unmeasured or not targets else True
-    results.targets.append(
-        Target("6. loading no slower than tiktoken / HF tokenizers", met, detail)
-    )
+    results.targets.append(Target("loading no slower than tiktoken / HF tokenizers", met, detail))
 
 
 def make_group(what, candidates, sample, results: Results, have_reference: bool) -> list[Row]:

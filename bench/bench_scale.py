@@ -347,7 +347,7 @@ def run(args, ctx, results: Results) -> None:
     hf_is_all = len(hf_part) == len(files)
     vocab = args.scale_vocab_size
     max_memory = int(args.scale_max_memory * MIB)
-    has_dataset = optional_import("bytepair.dataset") is not None
+    has_dataset = optional_import("bytepair.corpus.dataset") is not None
     has_hf = optional_import("tokenizers") is not None
     work = Path(tempfile.mkdtemp(prefix="scale-", dir=ctx.workdir))
     merges = {k: str(work / f"{k}.merges.json") for k in ("counts", "train", "prefix", "hf")}
@@ -629,11 +629,11 @@ def targets(by_key: dict[str, Step], max_memory: int, what: str) -> list[Target]
     """The stated memory bounds hold: counting peaks at most at max_memory +
     ``counts.OVERHEAD_BYTES``; training at most at ``training.memory_bound(D)``
     (D distinct pre-tokens). Peaks are the worker process's whole RSS."""
-    from bytepair.counts import OVERHEAD_BYTES
-    from bytepair.training import memory_bound
+    from bytepair.training.bpe import memory_bound
+    from bytepair.training.counts import OVERHEAD_BYTES
 
     out = []
-    name = "issue 7: counting peaks under max_memory + counts.OVERHEAD_BYTES"
+    name = "scale: counting peaks under max_memory + counts.OVERHEAD_BYTES"
     a = by_key["count"]
     if not a.ok:
         out.append(Target(name, None, "counting did not run"))
@@ -649,7 +649,7 @@ def targets(by_key: dict[str, Step], max_memory: int, what: str) -> list[Target]
         )
     for key in ("train_counts", "train"):
         step = by_key[key]
-        name = f"issue 7: training ({step.call}) peaks under training.memory_bound(D)"
+        name = f"scale: training ({step.call}) peaks under training.memory_bound(D)"
         if not step.ok:
             out.append(Target(name, None, "did not run"))
             continue
@@ -676,14 +676,14 @@ def worker(job: dict) -> None:
     import bench_worker
 
     import bytepair  # noqa: F401 - imported before the peak is reset
-    from bytepair import counts
-    from bytepair.sources import read_documents
+    from bytepair.corpus.sources import read_documents
+    from bytepair.training import counts
 
     kind, files = job["kind"], job.get("files", [])
     tok = None
     if kind == "dataset":
         os.environ["BYTEPAIR_TIKTOKEN_DIR"] = job["tiktoken_dir"]
-        from bytepair import dataset
+        from bytepair.corpus import dataset
 
         tok = bytepair.get_encoding(job["encoding"])
     if kind == "hf":

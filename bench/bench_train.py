@@ -384,12 +384,12 @@ def train_targets(main_results: dict[str, dict[str, Run]]) -> list[Target]:
 
     return [
         Target(
-            "4. training ≥ 3x faster than HF BpeTrainer and rustbpe",
+            "training ≥ 3x faster than HF BpeTrainer and rustbpe",
             verdict(speed_short, speed_missing) if speed else None,
             ("; ".join(speed) + caveat).removeprefix("; ") or "not run",
         ),
         Target(
-            "4. training peak RSS ≤ the lower of HF's and rustbpe's",
+            "training peak RSS ≤ the lower of HF's and rustbpe's",
             verdict(memory_short, memory_missing) if memory else None,
             ("; ".join(memory) + caveat).removeprefix("; ") or "not measured",
         ),
@@ -473,7 +473,7 @@ def reference_check(args, data: Path, results: Results) -> tuple[str, Target]:
         "under a minute (see bench/README.md)."
     )
     target = Target(
-        "4. merges identical to the reference (same run)",
+        "merges identical to the reference (same run)",
         all_ok,
         f"{fmt_size(corpus.n_bytes)} of large_en, vocab {args.ref_vocab_size}, "
         f"{', '.join(PRETOKENIZERS)}: " + ("identical" if all_ok else "DIFFERENT"),

@@ -218,14 +218,14 @@ def run(args, ctx, results: Results) -> None:
         "held-out line, its summed piece log-probabilities (an unknown piece: the lowest score "
         f"- {UNK_PENALTY:g}) per byte (higher is better), and UTF-8 bytes per token (higher: "
         "fewer tokens). Encoding: the held-out lines joined into one text, one call, median of "
-        f"{args.rounds} rounds, the two tools taking turns; the target reads the median of the "
+        f"{args.rounds} rounds, the two tools taking turns; the goal reads the median of the "
         "rounds' ratios (see the encode table)."
     )
-    results.sections.append(Section("Unigram LM (issue 5)", body))
+    results.sections.append(Section("Unigram LM", body))
     names = {
-        "quality": "issue 5: held-out log-likelihood per byte and bytes per token within 1% of SentencePiece's unigram trainer",
-        "train": "issue 5: unigram training no slower than SentencePiece's",
-        "encode": "issue 5: Viterbi encoding throughput at least SentencePiece's",
+        "quality": "unigram: held-out log-likelihood per byte and bytes per token within 1% of SentencePiece's unigram trainer",
+        "train": "unigram: training no slower than SentencePiece's",
+        "encode": "unigram: Viterbi encoding throughput at least SentencePiece's",
     }
     for key, outcomes in targets.items():
         # NOT met when a measured pair falls short; not measured while a pair lacks its

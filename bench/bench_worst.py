@@ -312,7 +312,7 @@ def run(args, ctx, results: Results) -> None:
     over = [f"{w} {r:.1f}" for r, w in ours_ratios if r > 12]
     results.targets.append(
         Target(
-            f"3. worst case: time({fmt_size(large)}) / time({fmt_size(small)}) ≤ 12 for bytepair",
+            f"worst case: time({fmt_size(large)}) / time({fmt_size(small)}) ≤ 12 for bytepair",
             None if not ours_ratios else (not over and not missing),
             "not measured"
             if worst_ratio is None
@@ -326,7 +326,7 @@ def run(args, ctx, results: Results) -> None:
     worst_huge = max(ours_huge) if ours_huge else None
     results.targets.append(
         Target(
-            f"3. worst case: no {fmt_size(huge)} input takes 2 s or more (bytepair)",
+            f"worst case: no {fmt_size(huge)} input takes 2 s or more (bytepair)",
             None if not ours_huge else not slow and not missing_huge,
             "not measured"
             if worst_huge is None

@@ -1,7 +1,7 @@
 """Smoke test of bench/bench.py: a tiny --quick run of every suite prints all the
 tables, its correctness lines say bytepair's ids, decodings and merges are right,
-the issue-4 and issue-5 summaries are there, and --write-readme replaces only the marked block.
-The scale suite (issue 7) runs on a corpus of a few MB and writes only its own block."""
+the goals are listed, and --write-report replaces only the marked block.
+The scale suite runs on a corpus of a few MB and writes only its own block."""
 
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ SECTIONS = [
     "### Training",
     "### Decoding",
     "### Loading",
-    "### Unigram LM (issue 5)",
+    "### Unigram LM",
     "### SentencePiece model files",
     "### Correctness",
-    "### Targets (issue 4, and issue 5 for the unigram model)",
+    "### Goals",
 ]
 
 
@@ -63,7 +63,7 @@ def test_bench_quick_run(tmp_path):
     cmd += ["--small-vocab-size", "300", "--train-timeout", "60"]
     cmd += ["--ref-kb", "20", "--ref-vocab-size", "290"]
     cmd += ["--unigram-mb", "0.2", "--unigram-vocab-sizes", "3000"]
-    cmd += ["--data", str(SHARED_DATA), "--write-readme", str(readme)]
+    cmd += ["--data", str(SHARED_DATA), "--write-report", str(readme)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     out = proc.stdout
     assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{proc.stderr[-3000:]}"
@@ -89,12 +89,19 @@ def test_bench_quick_run(tmp_path):
         if line.startswith("|") and "**ids DIFFER**" in line:
             cells = [c.strip() for c in line.strip("|").split("|")]
             assert not any("×" in c for c in cells[:-1]), line
-    # The summary names every issue-4 target.
-    for number in ("1.", "2.", "3.", "4.", "5.", "6."):
+    # The goals list names every suite's goals.
+    for name in (
+        "encode, one thread",
+        "batch",
+        "worst case",
+        "training",
+        "decode_bytes",
+        "loading",
+    ):
         assert re.search(
-            rf"^- (\*\*met\*\*|\*\*NOT met\*\*|not measured) — {re.escape(number)}", out, re.M
-        ), f"no target {number}:\n{out}"
-    assert re.search(r"^- (\*\*met\*\*|\*\*NOT met\*\*) — issue 5: held-out", out, re.M), out
+            rf"^- (\*\*met\*\*|\*\*NOT met\*\*|not measured) — {re.escape(name)}", out, re.M
+        ), f"no goal {name}:\n{out}"
+    assert re.search(r"^- (\*\*met\*\*|\*\*NOT met\*\*) — unigram: held-out", out, re.M), out
     written = readme.read_text(encoding="utf-8")
     assert "\nold\n" not in written and "merges identical: yes" in written
     assert written.startswith("# t\n<!-- bench:start -->\n")
@@ -136,7 +143,7 @@ def test_scale_corpus_is_built_once_and_mixed(tmp_path):
 @pytest.mark.slow
 def test_bench_scale_tiny_run(tmp_path):
     """bench.py scale on a 2 MB corpus: every step runs (the dataset one when the
-    module exists), b's merges equal c's, and --write-readme replaces only the
+    module exists), b's merges equal c's, and --write-report replaces only the
     scale block."""
     _needs_scale_data()
     pytest.importorskip("tokenizers", reason="the scale suite compares with HF tokenizers")
@@ -146,11 +153,11 @@ def test_bench_scale_tiny_run(tmp_path):
     cmd = [sys.executable, str(REPO / "bench" / "bench.py"), "scale", "--scale-mb", "2"]
     cmd += ["--scale-hf-mb", "0.5", "--scale-vocab-size", "400", "--scale-max-memory", "1"]
     cmd += ["--scale-cache", str(tmp_path / "cache"), "--data", str(SHARED_DATA)]
-    cmd += ["--write-readme", str(readme)]
+    cmd += ["--write-report", str(readme)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     out = proc.stdout
     assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{proc.stderr[-3000:]}"
-    assert "### Corpus scale" in out and "### Targets (issue 7)" in out
+    assert "### Corpus scale" in out and "### Goals" in out
     assert "### Encoding, one thread" not in out  # the other suites did not run
     assert "**PROBLEM**" not in out
     assert "merges from counts identical: yes" in out
@@ -163,7 +170,7 @@ def test_bench_scale_tiny_run(tmp_path):
         if step == "d." and "dataset module missing" in cells[-1]:
             continue
         assert cells[4] != "—" and cells[6] != "—", row  # seconds and peak RSS
-    assert re.search(r"^- (\*\*met\*\*|\*\*NOT met\*\*) — issue 7: counting", out, re.M), out
+    assert re.search(r"^- (\*\*met\*\*|\*\*NOT met\*\*) — scale: counting", out, re.M), out
     written = readme.read_text(encoding="utf-8")
     assert written.startswith(main_block)  # the other suites' block is untouched
     assert "scale before" not in written and "merges from counts identical: yes" in written
@@ -197,11 +204,11 @@ def test_targets_with_a_missing_comparison_are_not_measured():
     no_tiktoken = [row("bytepair", 1, False), row("bytepair (numpy)", 1, False)]
     no_tiktoken += [row("tiktoken", 2, status="error: x"), row("tokie", 2)]
     targets = {t.name: t for t in bench_encode.encode_targets([full, no_tiktoken])}
-    vs_tk = targets["1. encode, one thread, list[int] path: ≥ 5x tiktoken"]
+    vs_tk = targets["encode, one thread, list[int] path: ≥ 5x tiktoken"]
     assert vs_tk.met is None and vs_tk.detail.startswith("1/2 groups"), vs_tk
     assert "not measured" in vs_tk.detail
     # Like for like: the numpy path meets tokie (numpy) where it ran (1.5x), else tokie.
-    numpy_peer = targets["1. encode, one thread, numpy path: ≥ 1.2x the fastest peer"]
+    numpy_peer = targets["encode, one thread, numpy path: ≥ 1.2x the fastest peer"]
     assert numpy_peer.met is True, numpy_peer
     assert "lowest 1.50× (e bytepair (numpy), vs tokie (numpy)); highest 2.00×" in numpy_peer.detail
     # A peer whose ids were not checked is never the fastest peer.
@@ -226,7 +233,7 @@ def test_targets_with_a_missing_comparison_are_not_measured():
     speed, memory = bench_train.train_targets({"gpt2, 79 MB": runs})
     assert speed.met is None and "HF tokenizers not measured" in speed.detail, speed
     assert memory.met is None and "HF tokenizers not measured" in memory.detail, memory
-    assert "median of 1 round, where the issue asks for 5" in speed.detail
+    assert "median of 1 round, where the goal asks for 5" in speed.detail
     runs["rustbpe"] = run("rustbpe", 2.0, 200_000)  # measured and short: NOT met
     speed, memory = bench_train.train_targets({"gpt2, 79 MB": runs})
     assert speed.met is False and memory.met is False
