@@ -62,7 +62,9 @@ def test_the_page_in_a_browser(tmp_path):
         assert page.text_content("#step") == f"merge 2 of {merges}"
         winner = page.text_content("#pairs tr.winner")
         left, right = steps[1].pair
-        assert winner != first_row and winner.startswith(f"{bytepair.tools.demo.readable(left)} + ")
+        assert winner != first_row and winner.startswith(
+            f"{bytepair.tools.display.readable(left)} + "
+        )
         assert page.locator("#pairs tr").count() == len(steps[1].top_pairs)
         # To the last merge: the box must cut text as the trained tokenizer does.
         page.fill("#slider", str(merges))

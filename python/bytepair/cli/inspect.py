@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import NotUtf8Error, decode_utf8
 from ..tokenizers.bpe import Tokenizer
-from ..tools.demo import format_merge, readable
+from ..tools.display import format_merge, readable
 from .common import (
     CommandError,
     argument_text,

@@ -8,8 +8,8 @@ would be among the first merges shown, which teaches nothing). The last
 ``HELD_OUT_LINES`` lines of the story are kept out of training, so the
 sentences tokenized at the end are text the tokenizer has never seen.
 
-The formatting helpers (:func:`readable`, :func:`format_merge`) are shared with
-``bytepair inspect``.
+Tokens are shown with :mod:`bytepair.tools.display`, as ``inspect``, ``steps``
+and the page show them.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Optional, TextIO, Union
 from ..api import train
 from ..tokenizers.bpe import Tokenizer
 from ..training.bpe import BpeOptions
+from .display import format_merge, readable
 
 CORPUS_FILE = "botchan.txt"
 STORY_START = "*** START OF THIS PROJECT GUTENBERG EBOOK"
@@ -45,41 +46,12 @@ TOKENIZER_FILE = "tokenizer.json"
 _SENTENCE_END = re.compile(r"""(?:(?<=[.!?])|(?<=[.!?]["']))\s+(?=["'A-Z])""")
 
 
-# ---- Showing bytes to people ----
-
-
-# An escape in repr's output that is not itself escaped (preceded by an even
-# number of backslashes): \xNN for a character U+0080..U+00FF (which could be
-# mistaken for a raw byte), \udcNN for a byte surrogateescape could not decode.
-_CHAR_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\x([89a-f][0-9a-f])")
-_BYTE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])")
-
-
-def readable(token: bytes) -> str:
-    """``token`` as a quoted string the way ``repr`` shows text, where each byte
-    that is not part of valid UTF-8 (a token may end inside a character) is
-    ``\\xNN``: ``b"th"`` -> ``'th'``, ``b"\\xe6\\x9d\\xb1"`` -> ``'東'``,
-    ``b"\\xe6\\x9d"`` -> ``'\\xe6\\x9d'``. A character that repr would also
-    write as ``\\xNN`` (a control character U+0080..U+009F, U+00A0, U+00AD)
-    becomes ``\\u00NN``, so the two never look alike."""
-    text = repr(token.decode("utf-8", errors="surrogateescape"))
-    text = _CHAR_ESCAPE.sub(r"\1\\u00\2", text)
-    return _BYTE_ESCAPE.sub(r"\1\\x\2", text)
-
-
-def _unquoted(token: bytes) -> str:
-    return readable(token)[1:-1]
-
-
-def format_merge(rank: int, left: bytes, right: bytes) -> str:
-    """One merge as a class reads it aloud: ``merge   1: ('t', 'h') -> 'th'``
-    (``rank`` counts from 1, the way the merges are read aloud)."""
-    return f"merge {rank:>3}: ({readable(left)}, {readable(right)}) -> {readable(left + right)}"
+# ---- Showing tokens ----
 
 
 def show_tokens(tokenizer: Tokenizer, ids: Sequence[int]) -> str:
     """The tokens of ``ids`` joined by ``|``: where the tokenizer cut the text."""
-    return "|".join(_unquoted(tokenizer.decode_single_token_bytes(i)) for i in ids)
+    return "|".join(readable(tokenizer.decode_single_token_bytes(i))[1:-1] for i in ids)
 
 
 # ---- The corpus ----

@@ -34,6 +34,7 @@ from ..training.corpus import (
     check_size,
     check_special_tokens,
 )
+from .display import format_merge, readable
 
 Pair = tuple[bytes, bytes]
 
@@ -176,7 +177,6 @@ def render(step: MergeStep, *, color: bool = False) -> str:
     """A merge as lines of text: the winner and its count, why it won, the
     pair-count table (the winner and the pairs tied with it marked), and the
     corpus after the merge (symbols separated by spaces, × its count)."""
-    from .demo import format_merge, readable
 
     def paint(text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if color else text

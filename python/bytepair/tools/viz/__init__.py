@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Union
 
 from ...training.corpus import CorpusItem
-from ..demo import readable
+from ..display import readable
 from ..trace import trace
 
 # The pre-tokenizers the page can run in the browser (JavaScript regexes with
