@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-ISSUE_ROUNDS = 5  # issue 4's targets are medians of at least this many rounds
+GOAL_ROUNDS = 5  # the goals are medians of at least this many rounds
 MB = 1_000_000  # sizes and throughputs are in decimal megabytes of UTF-8 input
 KB = 1_000
 REPO = Path(__file__).resolve().parents[1]
@@ -191,12 +191,12 @@ def plural(n: int, word: str) -> str:
 
 def rounds_caveat(rounds: Iterable[int], why: str = "") -> str:
     """The clause (``"; ..."``) a target's detail ends with when the fewest of
-    ``rounds`` (the round counts behind its ratios) is below what the issue
-    asks, followed by ``why``; "" otherwise, and for no rounds."""
-    fewest = min(rounds, default=ISSUE_ROUNDS)
-    if fewest >= ISSUE_ROUNDS:
+    ``rounds`` (the round counts behind its ratios) is below what the goals
+    ask, followed by ``why``; "" otherwise, and for no rounds."""
+    fewest = min(rounds, default=GOAL_ROUNDS)
+    if fewest >= GOAL_ROUNDS:
         return ""
-    return f"; median of {plural(fewest, 'round')}, where the goal asks for {ISSUE_ROUNDS}{why}"
+    return f"; median of {plural(fewest, 'round')}, where the goal asks for {GOAL_ROUNDS}{why}"
 
 
 def paired_ratio(slower: list[float], faster: list[float]) -> float:
@@ -456,7 +456,7 @@ def status_note(row: Row) -> str:
 
 @dataclass
 class Target:
-    """One issue-4 target: met (True/False) or not measured (None), with the numbers."""
+    """One goal: met (True/False) or not measured (None), with the numbers."""
 
     name: str
     met: Optional[bool]

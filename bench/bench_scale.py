@@ -1,4 +1,4 @@
-"""Corpus scale (issue 7, item 5): counting, training and dataset encoding on a
+"""Corpus scale: counting, training and dataset encoding on a
 ~1 GB corpus, each call in a fresh process whose peak resident memory is
 measured, next to HF tokenizers on a prefix of the same files.
 

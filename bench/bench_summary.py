@@ -98,7 +98,7 @@ def _encode_rows(secs) -> list[tuple[str, str, str, str]]:
         mbs, tk, peer = (values(ours, c) for c in ("MB/s", "× tiktoken", "× fastest peer"))
         if not (mbs and tk and peer):
             continue
-        texts = sorted({r["text"].split(" 3 MB")[0].split(",")[0] for r in ours})
+        texts = sorted({re.split(r"\s+[\d.,]+\s*[KMG]?B\b|,", r["text"])[0] for r in ours})
         out.append(
             (
                 "encode, one thread",

@@ -1,5 +1,5 @@
 """The unigram language model: bytepair vs SentencePiece's own trainer on the
-same lines, same vocabulary size and settings (issue 5): training time,
+same lines, same vocabulary size and settings: training time,
 held-out quality (log-likelihood per byte, bytes per token) and Viterbi
 encoding throughput, one thread each for encoding."""
 
