@@ -715,6 +715,7 @@ def test_force_on_the_command_line_keeps_the_old_counts_until_the_new_ones_are_c
 
     good, bad = _inputs(documents, tmp_path / "in")
     parent = tmp_path / "parent"
+    parent.mkdir()  # the command makes only the directory -o names
     out = parent / "c"
     assert main(["count", str(good), "-o", str(out), "--partitions", "2"]) == 0
     before, listed = listing(out), sorted(os.listdir(parent))
@@ -734,7 +735,7 @@ def test_force_on_the_command_line_keeps_the_old_counts_until_the_new_ones_are_c
         raise ValueError("a task failed")
 
     with monkeypatch.context() as m:
-        m.setattr(train, "_ray_function", lambda name: on_ray)
+        m.setattr(train, "ray_function", lambda name: on_ray)
         assert main(["count", str(good), *args, "--ray"]) == 1
     assert "a task failed" in capsys.readouterr().err
     assert listing(out) == before and sorted(os.listdir(parent)) == listed

@@ -436,6 +436,7 @@ def test_force_on_the_command_line_keeps_the_old_dataset_until_the_new_one_is_co
     model = tmp_path / "tok.json"
     trained.save(model)
     parent = tmp_path / "parent"
+    parent.mkdir()  # the command makes only the directory -o names
     out = parent / "out"
     args = ["encode-dataset", "-t", str(model), "-o", str(out), "--no-progress"]
     assert main([*args, str(corpus[0])]) == 0
@@ -464,7 +465,7 @@ def test_force_on_the_command_line_keeps_the_old_dataset_until_the_new_one_is_co
         raise ValueError("a task failed")
 
     with monkeypatch.context() as m:
-        m.setattr(encode, "_ray_function", lambda name: on_ray)
+        m.setattr(encode, "ray_function", lambda name: on_ray)
         assert main([*args, *map(str, corpus), "--force", "--ray"]) == 1
     assert "a task failed" in capsys.readouterr().err
     assert files_of(out) == before and sorted(os.listdir(parent)) == listed

@@ -584,7 +584,7 @@ def test_groups_nested_too_deep_are_a_format_error(data, tmp_path, capsys):
     assert f"nested more than {spfile.MAX_GROUP_DEPTH} deep" in error.problem
     path = tmp_path / "deep.model"
     path.write_bytes(data)
-    assert main(["encode", "-m", str(path), "hi"]) == 1
+    assert main(["encode", "-t", str(path), "hi"]) == 1
     assert capsys.readouterr().err.startswith(f"bytepair: error: {path} (byte 100, ModelProto.1)")
 
 

@@ -367,15 +367,15 @@ def test_encode_on_a_loaded_model_keeps_the_special_token_contract(shared_data, 
 def test_encode_on_the_command_line_with_a_model_file(shared_data, capsys):
     path = shared_data / "models" / "sentencepiece" / "llama2_tokenizer.model"
     peer = _processor(path)
-    assert main(["encode", "-m", str(path), "Hello world"]) == 0
+    assert main(["encode", "-t", str(path), "Hello world"]) == 0
     assert capsys.readouterr().out.split() == [str(i) for i in peer.encode("Hello world")]
-    assert main(["encode", "-m", str(path), "Hello <s>"]) == 1
+    assert main(["encode", "-t", str(path), "Hello <s>"]) == 1
     err = capsys.readouterr().err
     assert 'disallowed special token "<s>" at character 6' in err and "Traceback" not in err
-    assert main(["encode", "-m", str(path), "Hello <s>", "--allow-special"]) == 1
+    assert main(["encode", "-t", str(path), "Hello <s>", "--allow-special"]) == 1
     err = capsys.readouterr().err
     assert "cannot be allowed" in err and "--ordinary" in err
-    assert main(["encode", "-m", str(path), "Hello <s>", "--ordinary"]) == 0
+    assert main(["encode", "-t", str(path), "Hello <s>", "--ordinary"]) == 0
     assert capsys.readouterr().out.split() == [str(i) for i in peer.encode("Hello <s>")]
 
 
@@ -635,7 +635,7 @@ def test_a_corrupt_charsmap_names_the_file(tmp_path, shared_data, capsys):
         r": corrupt precompiled charsmap: the trie refers to unit \d+",
     ):
         bytepair.load(bad)
-    assert main(["encode", "-m", str(bad), "hi"]) == 1
+    assert main(["encode", "-t", str(bad), "hi"]) == 1
     assert capsys.readouterr().err.startswith(f"bytepair: error: {bad} (byte ")
 
     document = json.loads((shared_data / "models" / "hf" / "t5-small.tokenizer.json").read_text())
@@ -656,21 +656,21 @@ def test_command_line_trains_and_samples_unigram(tmp_path, capsys, shared_data):
     assert "unigram LM" in capsys.readouterr().out
     assert main([*args, "--no-progress"]) == 1
     assert "--force" in capsys.readouterr().err
-    assert main(["encode", "-m", str(out), "hello world", "--nbest", "3"]) == 0
+    assert main(["encode", "-t", str(out), "hello world", "--nbest", "3"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 and all("\t" in line for line in lines)
     assert (
-        main(["encode", "-m", str(out), "hello world", "--sample", "--alpha", "0.5", "--seed", "3"])
+        main(["encode", "-t", str(out), "hello world", "--sample", "--alpha", "0.5", "--seed", "3"])
         == 0
     )
     first = capsys.readouterr().out
     assert (
-        main(["encode", "-m", str(out), "hello world", "--sample", "--alpha", "0.5", "--seed", "3"])
+        main(["encode", "-t", str(out), "hello world", "--sample", "--alpha", "0.5", "--seed", "3"])
         == 0
     )
     assert capsys.readouterr().out == first
     model = shared_data / "models" / "sentencepiece" / "sp_test_model.model"
-    assert main(["encode", "-m", str(model), "Hello world", "--ordinary"]) == 0
+    assert main(["encode", "-t", str(model), "Hello world", "--ordinary"]) == 0
     assert capsys.readouterr().out.split() == [
         str(i) for i in spm.SentencePieceProcessor(model_file=str(model)).encode("Hello world")
     ]
@@ -820,7 +820,7 @@ def _small_model(**changes):
 )
 def test_a_model_built_directly_is_checked_field_by_field(flavor, changes, error, names):
     from bytepair.formats.hf_unigram import HFPipeline
-    from bytepair.sentencepiece_tokenizer import SentencePieceTokenizer
+    from bytepair.tokenizers.unigram import SentencePieceTokenizer
 
     extra = HFPipeline(normalizers=()) if flavor == "tokenizers" else None
     assert SentencePieceTokenizer(_small_model(), flavor=flavor, extra=extra).encode("a b")
@@ -830,7 +830,7 @@ def test_a_model_built_directly_is_checked_field_by_field(flavor, changes, error
 
 
 def test_a_model_for_the_bytepair_flavor_holds_only_its_kinds():
-    from bytepair.sentencepiece_tokenizer import SentencePieceTokenizer
+    from bytepair.tokenizers.unigram import SentencePieceTokenizer
 
     kinds = ("unknown", "normal", "user_defined", "normal", "normal")
     with pytest.raises(ValueError, match=r"SentencePieceModel\.kinds\[2\].*user_defined"):

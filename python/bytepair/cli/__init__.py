@@ -82,18 +82,21 @@ def _messages_never_fail() -> Iterator[None]:
     UTF-8 bytes anyway: ``common.write_text``.)"""
     restore = []
     for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # a TextIOWrapper's
+        if reconfigure is None:
+            continue
         try:
             errors = stream.errors
-            stream.reconfigure(errors="backslashreplace")
+            reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):
             continue
-        restore.append((stream, errors))
+        restore.append((reconfigure, errors))
     try:
         yield
     finally:
-        for stream, errors in restore:
+        for reconfigure, errors in restore:
             try:
-                stream.reconfigure(errors=errors)
+                reconfigure(errors=errors)
             except (ValueError, OSError):
                 pass
 

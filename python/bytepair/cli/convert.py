@@ -96,6 +96,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if args.to == "tiktoken":
             from ..formats.tiktoken import save_tiktoken
 
+            assert isinstance(tokenizer, Tokenizer)  # other models were refused above
             try:
                 save_tiktoken(tokenizer, save_path, force=args.allow_inexact, overwrite=True)
             except ValueError as e:  # the library's hint names its argument, not the flag

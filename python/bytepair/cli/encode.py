@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Union
 
 from .. import _native
 from ..errors import DisallowedSpecialError
+
+if TYPE_CHECKING:
+    import numpy as np
 from .common import (
     EXIT_INTERRUPTED,
     PROG,
@@ -171,7 +174,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
 # ---- decode ----
 
 
-def _parse_ids(text: str, source: str) -> Sequence[int]:
+def _parse_ids(text: str, source: str) -> Union[list[int], np.ndarray]:
     """Token ids from ``text``: whitespace-separated numbers, or a JSON list."""
     # The core reads the plain shapes (millions of ids at a time) into a numpy
     # array, which the decoders take whole; what it leaves is read here, which

@@ -42,7 +42,9 @@ def _merge_lines(tokenizer: Tokenizer, merge_ids: list[tuple[int, int]], ranks: 
     lines = []
     for rank in ranks:
         left, right = merge_ids[rank]
-        left_bytes, right_bytes = model.tokens[left], model.tokens[right]
+        # A merge joins two ids of the vocabulary (never an unused one).
+        left_bytes = tokenizer.decode_single_token_bytes(left)
+        right_bytes = tokenizer.decode_single_token_bytes(right)
         result = token_id.get(left_bytes + right_bytes)
         suffix = f"  id {result}" if result is not None else ""
         lines.append(f"  {format_merge(rank + 1, left_bytes, right_bytes)}{suffix}")
@@ -109,12 +111,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
     special_ids = set(model.special_tokens.values())
     ordinary = [
-        i for i, token in enumerate(model.tokens) if token is not None and i not in special_ids
+        (i, token)
+        for i, token in enumerate(model.tokens)
+        if token is not None and i not in special_ids
     ]
-    longest = sorted(ordinary, key=lambda i: (-len(model.tokens[i]), i))[:SHOWN_LONGEST]
+    longest = sorted(ordinary, key=lambda item: (-len(item[1]), item[0]))[:SHOWN_LONGEST]
     out.append(f"{len(longest)} longest tokens:")
-    for token in longest:
-        data = model.tokens[token]
+    for token, data in longest:
         out.append(f"  id {token:>6}  {len(data):>3} bytes  {readable(data)}")
     write_text("\n".join(out) + "\n")
     return 0
@@ -225,12 +228,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             sentences = [line for line in heldout.splitlines() if line.strip()][: args.sentences]
             report["sentences"][spec] = analysis.sentence_report(tok, sentences)
     if args.sweep:
+        assert train_text is not None  # checked above: --sweep needs --train
         options = {"model": args.sweep_model}
-        for row in analysis.sweep(train_text, heldout, sizes, **options):
-            entry = {**row.__dict__}
+        for swept in analysis.sweep(train_text, heldout, sizes, **options):
+            entry = {**swept.__dict__}
             if args.embedding_dim:
                 entry["embedding_params"] = analysis.embedding_parameters(
-                    row.vocab_size, args.embedding_dim, tied=not args.untied
+                    swept.vocab_size, args.embedding_dim, tied=not args.untied
                 )
             report["sweep"].append(entry)
     if train_text is not None:

@@ -50,7 +50,13 @@ class Renamed(argparse.Action):
         super().__init__(option_strings, dest, **kwargs)
         self.hint = hint
 
-    def __call__(self, parser, namespace, values, option_string=None) -> NoReturn:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: Optional[str] = None,
+    ) -> NoReturn:
         parser.error(f"{option_string}: {self.hint}")
 
 

@@ -118,11 +118,12 @@ def trace(
     check_size("min_frequency", min_frequency, 1, MAX_COUNT)
     check_size("top", top, 0, MAX_COUNT)
     check_size("show", show, 0, MAX_COUNT)
-    if merges is None and vocab_size is None:
-        raise ValueError("say when to stop: merges=N or vocab_size=V")
-    limit = merges if merges is not None else vocab_size - 256 - len(specials)
+    limits = [] if merges is None else [merges]
     if vocab_size is not None:
-        limit = min(limit, vocab_size - 256 - len(specials))
+        limits.append(vocab_size - 256 - len(specials))
+    if not limits:
+        raise ValueError("say when to stop: merges=N or vocab_size=V")
+    limit = min(limits)
     pre = resolve(pretokenizer)
     counter = _native.PretokenCounter(
         specials, pre.kind, pre.pattern if pre.kind == "regex" else None
