@@ -1,4 +1,4 @@
-"""Gage's byte pair compression (bytepair.gage): SPEC's example, round trips on any bytes,
+"""Gage's byte pair compression (bytepair.tools.gage): the documented example, round trips on any bytes,
 the core's tables and payloads equal to the readable reference, corrupt input always a
 ValueError (never a crash or a hang), and the `bytepair gage` command."""
 
@@ -27,7 +27,7 @@ CORPORA = ["botchan.txt", "taylorswift.txt", "tinyshakespeare.txt", "wagahaiwa_n
 
 def blocks(packed: bytes) -> list[tuple[bytes, list[tuple[int, int, int]]]]:
     """(payload, table) of each block, as compress_block gives them; read here by
-    the format the module docstring of bytepair.gage gives, checksums included."""
+    the format the module docstring of bytepair.tools.gage gives, checksums included."""
     assert packed[:5] == b"GAGE\x01"
     (total,) = struct.unpack_from("<Q", packed, 5)
     pos, found, original = HEADER_LEN, [], 0

@@ -1,5 +1,5 @@
 """Gage's byte pair compression of one block, written to be read: the
-oracle of :mod:`bytepair.gage` (whose docstring states the rules and the
+oracle of :mod:`bytepair.tools.gage` (whose docstring states the rules and the
 container). It recounts every pair before each replacement, so it is slow;
 use it on small inputs."""
 
