@@ -47,7 +47,7 @@ SOURCES = ("en", "code", "multilingual")
 RECIPE_VERSION = 1  # bump when the way a corpus is built changes
 CACHE_ENV = "BYTEPAIR_BENCH_CACHE"
 ENCODING = "cl100k_base"
-MIB = 1 << 20  # memory is in MiB, as `bytepair count --max-memory 64M` means it
+MIB = 1 << 20  # memory is in MiB, as `bytepair count --max-memory 64Mi` means it
 CHECK_DOCS = 1000  # documents of the dataset compared with encode_ordinary
 
 
@@ -511,7 +511,7 @@ def run(args, ctx, results: Results) -> None:
         f"\n\nEach step is one run in a fresh Python process (`bench/bench_scale.py worker`), "
         f"with {nproc()} cores, on files already in the page cache. MB/s = bytes of the input "
         "files / wall seconds of the call (reading and splitting the files included; MB = 10^6 "
-        "bytes; memory is in MiB = 2^20 bytes, the unit of `bytepair count --max-memory 64M`). "
+        "bytes; memory is in MiB = 2^20 bytes, the unit of `bytepair count --max-memory 64Mi`). "
         "Peak RSS = the process's VmHWM, reset just before the call (/proc/self/"
         "clear_refs), so it includes the interpreter, the imports and, for d, the loaded "
         '`cl100k_base`; "peak − start" is what the call added. The parent also sums the RSS of '
