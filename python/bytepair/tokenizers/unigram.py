@@ -2,21 +2,23 @@
 score-ordered BPE) behind the same encode/decode API as :class:`Tokenizer`,
 plus n-best and sampled segmentations (subword regularization).
 
-Where the model comes from decides the exact behaviour ("flavor"):
+Where the model comes from decides the exact behaviour, and each source is
+its own class behind :class:`SentencePieceTokenizer` (its ``flavor``):
 
-- ``"bytepair"``: trained here. Text is cut into metaspace words (or by a
-  BPE-side pre-tokenizer) and each word is segmented on its own lattice in
-  f64 (docs/unigram.md); special tokens are control pieces with the
-  tiktoken contract of :class:`Tokenizer`.
-- ``"sentencepiece"``: read from a ``.model`` file; ids equal
+- :class:`UnigramTokenizer` (``"bytepair"``): trained here. Text is cut into
+  metaspace words (or by a BPE-side pre-tokenizer) and each word is segmented
+  on its own lattice in f64 (docs/design/unigram.md); special tokens are
+  control pieces with the tiktoken contract of :class:`Tokenizer`.
+- ``SentencePieceFileTokenizer`` (``"sentencepiece"``, in
+  :mod:`bytepair.tokenizers.loaded`): read from a ``.model`` file; ids equal
   ``SentencePieceProcessor.encode(text)``.
-- ``"tokenizers"``: read from a HuggingFace ``tokenizer.json`` with a Unigram
-  model; ids equal ``tokenizers``' ``encode(text, add_special_tokens=False)``.
+- ``HFUnigramTokenizer`` (``"tokenizers"``, same module): read from a
+  HuggingFace ``tokenizer.json`` with a Unigram model; ids equal
+  ``tokenizers``' ``encode(text, add_special_tokens=False)``.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import numbers
@@ -27,10 +29,9 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Any, Callable, ClassVar, Literal, Optional, Union
 
 from .. import _native
-from ..errors import DisallowedSpecialError, warn
 from ..model import PIECE_KINDS, SentencePieceModel
 from ._contract import (
     BatchDecoding,
@@ -42,9 +43,9 @@ from ._contract import (
     default_choice,
     on_text,
     select_specials,
-    special_finder,
 )
 
+# The flavors, by where the model comes from (UnigramTokenizer, then bytepair.tokenizers.loaded).
 FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
 METASPACE = "\u2581"
 MAX_NBEST = 512  # encode_nbest's largest k: SentencePiece's kMaxNBestSize, which it enforces
@@ -81,7 +82,8 @@ class UnigramTrainingReport:
         )
 
 
-def _alpha(alpha: object) -> float:
+def checked_alpha(alpha: object) -> float:
+    """``alpha`` of a sampled segmentation, checked."""
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
         raise ValueError(f"alpha must be a non-negative number, got {alpha!r}")
     if not 0 <= alpha < float("inf"):  # NaN fails too
@@ -89,7 +91,8 @@ def _alpha(alpha: object) -> float:
     return float(alpha)
 
 
-def _seed(seed: object) -> int:
+def sampling_seed(seed: object) -> int:
+    """The core's 64-bit seed for ``seed`` (a random one for None)."""
     if seed is None:
         return random.getrandbits(64)
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -98,105 +101,80 @@ def _seed(seed: object) -> int:
 
 
 class SentencePieceTokenizer(BatchDecoding):
-    """A unigram (or SentencePiece BPE) tokenizer; see the module docstring."""
+    """A unigram (or SentencePiece BPE) tokenizer: the methods every flavor
+    shares. ``SentencePieceTokenizer(model)`` makes a model trained here
+    (:class:`UnigramTokenizer`); ``flavor="sentencepiece"`` or
+    ``"tokenizers"`` (with the file's pipeline as ``extra``) makes the class
+    of that file (:mod:`bytepair.tokenizers.loaded`)."""
 
-    __slots__ = (
-        "_model",
-        "_flavor",
-        "_core",
-        "_foreign_core",
-        "_special_index",
-        "_piece_index",
-        "_training",
-        "_extra",
-        "_default_selection",
-        "_tokenizers_decoder",
-        "_tokenizers_core_decoder",
-        "_tokenizers_byte_fallback",
-    )
+    __slots__ = ("_model", "_training", "_special_index", "_piece_index", "_default_selection")
+
+    flavor: ClassVar[str]
+    _flavors: ClassVar[dict[str, type[SentencePieceTokenizer]]] = {}
+    # What the core's encode takes after the text for the ordinary encoding.
+    _ordinary_args: ClassVar[tuple[object, ...]] = ()
+
+    def __init_subclass__(cls, flavor: Optional[str] = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)  # type: ignore[arg-type]
+        if flavor is not None:
+            cls.flavor = flavor
+            SentencePieceTokenizer._flavors[flavor] = cls
+
+    def __new__(
+        cls,
+        model: SentencePieceModel,
+        *,
+        flavor: Optional[str] = None,
+        training: Optional[UnigramTrainingReport] = None,
+        extra: object = None,
+    ) -> SentencePieceTokenizer:
+        if cls is SentencePieceTokenizer:
+            chosen = "bytepair" if flavor is None else flavor
+            if chosen not in SentencePieceTokenizer._flavors:
+                raise ValueError(f"unknown flavor {chosen!r}: use one of {', '.join(FLAVORS)}")
+            cls = SentencePieceTokenizer._flavors[chosen]
+        elif flavor is not None and flavor != cls.flavor:
+            raise ValueError(f"a {cls.__name__} has the flavor {cls.flavor!r}, not {flavor!r}")
+        return object.__new__(cls)
 
     def __init__(
         self,
         model: SentencePieceModel,
         *,
-        flavor: str = "bytepair",
+        flavor: Optional[str] = None,
         training: Optional[UnigramTrainingReport] = None,
         extra: object = None,
     ) -> None:
-        if flavor not in FLAVORS:
-            raise ValueError(f"unknown flavor {flavor!r}: use one of {', '.join(FLAVORS)}")
-        _check_model(model, flavor)
-        if flavor == "tokenizers" and extra is None:
-            raise ValueError(
-                "the tokenizers flavor follows a tokenizer.json's pipeline, given as extra= "
-                "(formats.hf_unigram.load gives it; bytepair.load reads such a file whole)"
-            )
+        _check_model(model, self.flavor)
         self._model = model
-        self._flavor = flavor
         self._training = training
-        self._extra = extra  # the HF pipeline of a tokenizer.json, for the "tokenizers" flavor
-        specials = [
-            (p, i) for i, (p, k) in enumerate(zip(model.pieces, model.kinds)) if k == "control"
-        ]
-        self._special_index = {text: n for n, (text, _) in enumerate(specials)}
+        self._special_index = {
+            p: n
+            for n, p in enumerate(p for p, k in zip(model.pieces, model.kinds) if k == "control")
+        }
         self._default_selection = {
             name: tuple(
                 map(frozenset, select_specials(self._special_index, allowed, "all", (), False))
             )
             for name, allowed in (("none", ()), ("all", "all"))
         }
-        self._core = None
         self._piece_index: Optional[dict[str, int]] = None
-        self._foreign_core = None
-        self._tokenizers_decoder = None
-        self._tokenizers_core_decoder = None
-        self._tokenizers_byte_fallback = False
-        if flavor == "sentencepiece":
-            from ..formats.sentencepiece import DEFAULT_UNK_SURFACE
-
-            self._extra = DEFAULT_UNK_SURFACE if extra is None else extra  # what <unk> decodes to
-            self._foreign_core = _sentencepiece_core(model)
-        elif flavor == "tokenizers":
-            from ..formats.hf_decoder import decode_tokens
-            from ..formats.hf_unigram import BYTE_FALLBACK, decoder_json, decoder_steps
-
-            self._foreign_core = _tokenizers_core(model, extra)
-            # The file's decoder (tokens, errors) -> text, read once: decoding
-            # re-read its JSON at every call.
-            steps = decoder_steps(decoder_json(model, extra))
-            self._tokenizers_decoder = functools.partial(decode_tokens, steps)
-            self._tokenizers_core_decoder = _tokenizers_core_decoder(model, steps)
-            self._tokenizers_byte_fallback = steps is not None and BYTE_FALLBACK in steps
-        elif flavor == "bytepair":
-            pre = model.pretokenizer
-            normal_lengths = [len(p) for p, k in zip(model.pieces, model.kinds) if k == "normal"]
-            self._core = _native.CoreUnigram(
-                list(model.pieces),
-                [float(s) for s in model.scores],
-                list(model.kinds),
-                model.unk_id,
-                model.byte_fallback,
-                max(normal_lengths, default=1),
-                specials,
-                "metaspace" if pre is None else pre.kind,
-                pre.pattern if pre is not None and pre.kind == "regex" else None,
-                list(model.normalize),
-            )
 
     # ---- Encoding ----
 
-    def _special_indices(
+    def _core_of(self, what: str) -> Any:
+        """The core object whose ``what`` (``encode``, ``encode_batch``, ...) encodes."""
+        raise NotImplementedError(f"{type(self).__name__} does not encode")
+
+    def _chosen(
         self,
+        texts: list[str],
         allowed_special: SpecialSet,
         disallowed_special: SpecialSet,
-        texts: Sequence[object],
-        batch: bool = False,
-    ):
-        """The core's (allowed, disallowed) indices, as :class:`Tokenizer` reads
-        the two arguments (tiktoken's way: see ``tokenizer.select_specials``)."""
-        allowed, disallowed = self._selected(allowed_special, disallowed_special, texts, batch)
-        index = self._special_index
-        return sorted(index[t] for t in allowed), sorted(index[t] for t in disallowed)
+        batch: bool,
+    ) -> tuple[object, ...]:
+        """What the core's encode takes after the text(s) for these special-token arguments."""
+        raise NotImplementedError(f"{type(self).__name__} does not encode")
 
     def _selected(
         self,
@@ -214,57 +192,13 @@ class SentencePieceTokenizer(BatchDecoding):
             )
         return self._default_selection[default]
 
-    def _check_loaded_specials(
-        self,
-        texts: list[str],
-        allowed_special: SpecialSet,
-        disallowed_special: SpecialSet,
-        *,
-        batch: bool,
-    ) -> None:
-        """Tokenizer's special-token contract, as far as a loaded model can
-        keep it: its own library decides how special-token text is encoded
-        (sentencepiece as plain text, tokenizers by cutting out its added
-        tokens), so no special token can be allowed, and the text of a
-        disallowed one raises DisallowedSpecialError as Tokenizer does."""
-        allowed, disallowed = self._selected(allowed_special, disallowed_special, texts, batch)
-        library = self._flavor
-        source = "a SentencePiece .model file" if library == "sentencepiece" else "a tokenizer.json"
-        if allowed:
-            raise ValueError(
-                f"special tokens cannot be allowed for this model, read from {source}: it gives "
-                f"{library}'s ids, and {library} has no choice of special tokens to cut out of "
-                "text; encode the text as ordinary text instead (disallowed_special=() or "
-                "encode_ordinary in Python, --ordinary on the command line)"
-            )
-        if not disallowed:
-            return
-        finder = special_finder(frozenset(disallowed))
-        for n, text in enumerate(texts):
-            found = finder.search(text) if isinstance(text, str) else None
-            if found is None:
-                continue
-            token, position = found.group(), found.start()
-            prefix = f"text {n} of the batch: " if batch else ""
-            raise DisallowedSpecialError(
-                f"{prefix}Encountered text corresponding to disallowed special token "
-                f"{json.dumps(token, ensure_ascii=False)} at character {position}.\n"
-                f"This model, read from {source}, cannot encode it as its special id; "
-                f"to encode the text as {library} does, pass `disallowed_special=()`.",
-                token,
-                position,
-            )
-
     def _encode_with(
         self, call: str, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet
-    ):
+    ) -> Any:
         """The core's ``call`` (``encode`` or ``encode_to_buffer``) on ``text``,
         once the special tokens in it are allowed."""
-        if self._core is None:
-            self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
-            return on_text(getattr(self._foreign_core, call), text)
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
-        return on_text(getattr(self._core, call), text, allowed, disallowed)
+        chosen = self._chosen([text], allowed_special, disallowed_special, False)
+        return on_text(getattr(self._core_of(call), call), text, *chosen)
 
     def _encode_batch_with(
         self,
@@ -272,18 +206,13 @@ class SentencePieceTokenizer(BatchDecoding):
         texts: Iterable[str],
         allowed_special: SpecialSet,
         disallowed_special: SpecialSet,
-    ):
+    ) -> Any:
         """The core's ``call`` (``encode_batch`` or ``encode_batch_to_buffers``)
         on ``texts``, once the special tokens in them are allowed."""
         texts = checked_batch(texts)
-        if self._core is None:
-            self._check_loaded_specials(texts, allowed_special, disallowed_special, batch=True)
-            native, chosen = getattr(self._foreign_core, call), ()
-        else:
-            native = getattr(self._core, call)
-            chosen = self._special_indices(allowed_special, disallowed_special, texts, batch=True)
+        chosen = self._chosen(texts, allowed_special, disallowed_special, True)
         try:
-            return native(texts, *chosen)
+            return getattr(self._core_of(call), call)(texts, *chosen)
         except UnicodeEncodeError as e:
             raise batch_surrogate_error(e, texts) from None
 
@@ -304,9 +233,7 @@ class SentencePieceTokenizer(BatchDecoding):
         """``text`` with special-token text encoded as ordinary text. For a
         loaded model: the ids its own library (sentencepiece / tokenizers) gives,
         by the core's port of its rules."""
-        if self._core is None:
-            return on_text(self._foreign_core.encode, text)
-        return on_text(self._core.encode, text, [], [])
+        return on_text(self._core_of("encode").encode, text, *self._ordinary_args)
 
     def encode_batch(
         self,
@@ -327,7 +254,7 @@ class SentencePieceTokenizer(BatchDecoding):
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
-    ):
+    ) -> Any:
         """Like :meth:`encode`, as a ``numpy.uint32`` array (no Python int per token)."""
         import numpy as np
 
@@ -340,7 +267,7 @@ class SentencePieceTokenizer(BatchDecoding):
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
-    ):
+    ) -> Any:
         """Like :meth:`encode_batch`, as one flat ``numpy.uint32`` array plus
         ``int64`` offsets: text ``i`` is ``ids[offsets[i]:offsets[i + 1]]``."""
         import numpy as np
@@ -350,23 +277,11 @@ class SentencePieceTokenizer(BatchDecoding):
         )
         return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
 
-    def _sentencepiece_sampling(self, what: str) -> bool:
-        """Whether ``what`` samples with the ``.model`` file's own lattice."""
-        if self._flavor != "sentencepiece":
-            return False
-        if self._model.algorithm != "unigram":
-            raise NotImplementedError(
-                f"{what} samples unigram models; this .model file is SentencePiece's BPE"
-            )
-        return True
-
-    def _unigram_core(self, what: str):
-        if self._core is None:
-            raise NotImplementedError(
-                f"{what} needs a unigram model trained by bytepair; this {self._flavor} model "
-                "only encodes with its library's rule"
-            )
-        return self._core
+    def _not_unigram(self, what: str) -> NotImplementedError:
+        return NotImplementedError(
+            f"{what} needs a unigram model trained by bytepair; this {self.flavor} model "
+            "only encodes with its library's rule"
+        )
 
     def encode_nbest(
         self,
@@ -378,14 +293,9 @@ class SentencePieceTokenizer(BatchDecoding):
     ) -> list[tuple[list[int], float]]:
         """The ``k`` most probable segmentations with their log-probability
         (sum of piece scores), best first; ``k`` at most :data:`MAX_NBEST`
-        (512: SentencePiece refuses a larger n-best size too)."""
-        core = self._unigram_core("encode_nbest")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}")
-        if k > MAX_NBEST:
-            raise ValueError(f"k must be at most {MAX_NBEST} (as in SentencePiece), got {k}")
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
-        return on_text(core.nbest, text, allowed, disallowed, k)
+        (512: SentencePiece refuses a larger n-best size too). Only a model
+        trained by bytepair has them."""
+        raise self._not_unigram("encode_nbest")
 
     def encode_sample(
         self,
@@ -399,84 +309,25 @@ class SentencePieceTokenizer(BatchDecoding):
         """A segmentation drawn with probability proportional to
         ``P(segmentation) ** alpha`` (subword regularization, Kudo 2018): small
         ``alpha`` spreads the choice, large ``alpha`` approaches Viterbi.
-        ``seed`` makes it reproducible. A unigram ``.model`` file draws from
-        sentencepiece's lattice (its ``SampleEncode(text, -1, alpha)``: the
-        same distribution, not the same draws for a seed)."""
-        if self._sentencepiece_sampling("encode_sample"):
-            self._check_loaded_specials([text], allowed_special, disallowed_special, batch=False)
-            return on_text(self._foreign_core.sample, text, _alpha(alpha), _seed(seed))
-        core = self._unigram_core("encode_sample")
-        allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
-        return on_text(core.sample, text, allowed, disallowed, _alpha(alpha), _seed(seed))
+        ``seed`` makes it reproducible. A model trained by bytepair and a
+        unigram ``.model`` file have it."""
+        raise self._not_unigram("encode_sample")
 
     def encode_sample_batch(
         self, texts: Iterable[str], *, alpha: float = 0.1, seed: Optional[int] = None
     ) -> list[list[int]]:
         """:meth:`encode_sample` of many texts in parallel (special-token text
         as ordinary text); text ``i`` draws from its own stream of ``seed``."""
-        own_lattice = self._sentencepiece_sampling("encode_sample_batch")
-        core = None if own_lattice else self._unigram_core("encode_sample_batch")
-        texts = checked_batch(texts)
-        alpha, seed = _alpha(alpha), _seed(seed)
-        try:
-            if core is None:
-                return self._foreign_core.sample_batch(texts, alpha, seed)
-            return core.sample_batch(texts, [], alpha, seed)
-        except UnicodeEncodeError as e:
-            raise batch_surrogate_error(e, texts) from None
+        raise self._not_unigram("encode_sample_batch")
 
     # ---- Decoding ----
 
     def _check(self, ids: Iterable[int]) -> list[int]:
         return checked_ids(ids, len(self._model.pieces))
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
-        """The text of ``ids``. With ``errors="replace"`` (the default), as
-        the model's own library decodes them (sentencepiece's ``decode``,
-        tokenizers' ``decode(ids, skip_special_tokens=False)``: each byte of
-        invalid UTF-8 a U+FFFD); with other ``errors`` (``"strict"``, ...),
-        :meth:`decode_bytes` decoded with them. For a bytepair model special
-        tokens decode to their text, ``<unk>`` to ``⁇``."""
-        if self._flavor == "sentencepiece":
-            # Valid UTF-8 as sentencepiece writes it, or the raw bytes for other errors.
-            raw_bytes = errors != "replace"
-            data = self._decode_in_core(self._foreign_core.decode, ids, self._extra, raw_bytes)
-            return data.decode("utf-8", errors=errors)
-        if self._flavor == "bytepair" and errors == "replace":
-            return self._decode_in_core(self._core.decode, ids, False).decode("utf-8")
-        if self._flavor == "tokenizers" and errors == "replace":
-            text = self._decode_tokenizers_in_core(ids)
-            if text is not None:
-                return text
-        ids = self._check(ids)
-        if self._flavor == "bytepair":
-            # Other errors may drop bytes before a '▁' that then starts a text: the reference.
-            return self._decode_bytepair(ids, errors)
-        if errors != "replace":
-            return self._tokenizers_bytes(ids).decode("utf-8", errors=errors)
-        return self._decode_like_tokenizers(ids, None)
-
-    def _decode_tokenizers_in_core(self, ids: Iterable[int]) -> Optional[str]:
-        """tokenizers' decode by the core's port of the file's decoder (None
-        where there is none: a Replace decoder with a regex)."""
-        core = self._tokenizers_core_decoder
-        return None if core is None else self._decode_in_core(core.decode, ids)
-
-    def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The bytes :meth:`decode` writes, with byte pieces (``<0xC3>``) as
-        their byte, valid UTF-8 or not."""
-        if self._flavor == "sentencepiece":
-            return self._decode_in_core(self._foreign_core.decode, ids, self._extra, True)
-        if self._flavor == "bytepair":
-            return self._decode_in_core(self._core.decode, ids, True)
-        if not self._tokenizers_byte_fallback:
-            # Only ByteFallback writes bytes that are no text: decode's text is all.
-            text = self._decode_tokenizers_in_core(ids)
-            if text is not None:
-                return text.encode("utf-8")
-        return self._tokenizers_bytes(self._check(ids))
-
-    def _decode_in_core(self, decode, ids: Iterable[int], *options) -> bytes:
+    def _decode_in_core(
+        self, decode: Callable[..., bytes], ids: Iterable[int], *options: object
+    ) -> bytes:
         """``decode(ids, *options)``, a core's port of the reference's decoding;
         a bad id is a ValueError naming it and its position."""
         if not isinstance(ids, (list, tuple)) and not hasattr(ids, "__array__"):
@@ -488,10 +339,19 @@ class SentencePieceTokenizer(BatchDecoding):
             # Names the first bad id; valid ids the core could not read go in as a list.
             return decode(self._check(ids), *options)
 
-    def _tokenizers_bytes(self, ids: list[int]) -> bytes:
-        # surrogateescape carries each byte of invalid UTF-8 through the text unchanged.
-        text = self._decode_like_tokenizers(ids, "surrogateescape")
-        return text.encode("utf-8", errors="surrogateescape")
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """The text of ``ids``. With ``errors="replace"`` (the default), as
+        the model's own library decodes them (sentencepiece's ``decode``,
+        tokenizers' ``decode(ids, skip_special_tokens=False)``: each byte of
+        invalid UTF-8 a U+FFFD); with other ``errors`` (``"strict"``, ...),
+        :meth:`decode_bytes` decoded with them. For a bytepair model special
+        tokens decode to their text, ``<unk>`` to ``⁇``."""
+        raise NotImplementedError(f"{type(self).__name__} does not decode")
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes :meth:`decode` writes, with byte pieces (``<0xC3>``) as
+        their byte, valid UTF-8 or not."""
+        raise NotImplementedError(f"{type(self).__name__} does not decode")
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token where it stands inside a text: a byte piece
@@ -502,59 +362,11 @@ class SentencePieceTokenizer(BatchDecoding):
         piece, kind = self._model.pieces[i], self._model.kinds[i]
         if kind == "byte":
             return bytes([int(piece[3:5], 16)])
-        if self._flavor == "sentencepiece":
-            if kind == "control":
-                return b""
-            if kind == "unknown":
-                return self._extra.encode("utf-8")
-        elif self._flavor == "bytepair":
-            if kind == "unknown":
-                return UNK_SURFACE.encode("utf-8")
-            if kind == "control" or self._model.pretokenizer is not None:
-                return piece.encode("utf-8")
+        return self._piece_bytes(piece, kind)
+
+    def _piece_bytes(self, piece: str, kind: str) -> bytes:
+        """:meth:`decode_single_token_bytes` of a piece that is no byte piece."""
         return piece.replace(METASPACE, " ").encode("utf-8")
-
-    def _decode_bytepair(self, ids: list[int], errors: str) -> str:
-        """bytepair.reference.unigram.decode for ``errors`` other than
-        "replace" (the core's port serves that, and decode_bytes): the text
-        between special tokens, byte pieces and the others, decoded from
-        UTF-8 as one, so that where ``errors`` drops bytes a text may start
-        with the '▁' after them; specials as their text."""
-        model = self._model
-        parts: list[tuple[str, bool]] = []  # (text, is_special)
-        pending = bytearray()
-        for i in ids:
-            piece, kind = model.pieces[i], model.kinds[i]
-            if kind == "byte":
-                pending.append(int(piece[3:5], 16))
-            elif kind == "control":
-                if pending:
-                    parts.append((pending.decode("utf-8", errors=errors), False))
-                    pending.clear()
-                parts.append((piece, True))
-            else:
-                pending += (UNK_SURFACE if kind == "unknown" else piece).encode("utf-8")
-        if pending:
-            parts.append((pending.decode("utf-8", errors=errors), False))
-        if model.pretokenizer is None:
-            # Text at the start and after each special began with the dummy '▁'.
-            parts = [
-                (t[1:], special)
-                if not special and (i == 0 or parts[i - 1][1]) and t.startswith(METASPACE)
-                else (t, special)
-                for i, (t, special) in enumerate(parts)
-            ]
-            parts = [(t if special else t.replace(METASPACE, " "), special) for t, special in parts]
-        return "".join(t for t, _ in parts)
-
-    def _decode_like_tokenizers(self, ids: list[int], errors: Optional[str]) -> str:
-        """tokenizers' ``decode(ids, skip_special_tokens=False)``: the pieces
-        through the file's decoder (bytepair.reference.hf_unigram.decode;
-        with none, joined by spaces). ``errors=None``: each byte of an
-        invalid run of byte pieces a U+FFFD, as tokenizers' ByteFallback
-        writes it; else each such byte decoded with ``errors``."""
-        pieces = self._model.pieces
-        return self._tokenizers_decoder([pieces[i] for i in ids], errors)
 
     # ---- The vocabulary ----
 
@@ -602,16 +414,12 @@ class SentencePieceTokenizer(BatchDecoding):
         return self._model.normalize
 
     @property
-    def flavor(self) -> str:
-        return self._flavor
-
-    @property
     def training(self) -> Optional[UnigramTrainingReport]:
         return self._training
 
     def save(
         self,
-        path: Union[str, os.PathLike],
+        path: Union[str, os.PathLike[str]],
         *,
         format: Literal["huggingface"] = "huggingface",
         overwrite: bool = False,
@@ -621,7 +429,6 @@ class SentencePieceTokenizer(BatchDecoding):
         ids, except for a model read from a ``.model`` file: that is written
         as transformers' converter writes it, with a warning, since
         tokenizers' rules differ from sentencepiece's on some texts."""
-        from ..formats import hf_unigram
         from ..formats.files import refuse_directory
 
         if format != "huggingface":
@@ -635,41 +442,189 @@ class SentencePieceTokenizer(BatchDecoding):
         refuse_directory(path)
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
-        if self._flavor == "tokenizers":
-            hf_unigram.save(self._model, path, self._extra)
-        elif self._flavor == "sentencepiece":
-            pipeline = hf_unigram.default_pipeline(self._model)
-            warn(self._inexact_conversion(path, pipeline))
-            hf_unigram.save(self._model, path, pipeline)
-        else:
-            model, pipeline = for_tokenizers(self._model)
-            hf_unigram.save(model, path, pipeline)
+        self._write_tokenizer_json(path)
 
-    def _inexact_conversion(self, path: Path, pipeline) -> str:
-        """The warning for a ``.model`` written as ``tokenizer.json``, with a
-        text on which the two libraries' rules give different ids, if one of
-        a few usual suspects does."""
-        written = SentencePieceTokenizer(self._model, flavor="tokenizers", extra=pipeline)
-        message = (
-            f"{path}: tokenizers' rules differ from sentencepiece's (whitespace other than "
-            "spaces is dropped at the end, '▁' in the text is a space, every piece is a "
-            "candidate, the charsmap applies per grapheme cluster), so this "
-            "tokenizer.json gives other ids than the .model file on some texts"
-        )
-        for text in _CONVERSION_PROBES:
-            ours, theirs = self.encode_ordinary(text), written.encode_ordinary(text)
-            if ours != theirs:
-                return f"{message}, e.g. {text!r}: sentencepiece {ours}, tokenizers {theirs}"
-        return message
+    def _write_tokenizer_json(self, path: Path) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not save")
 
-    def __reduce__(self):
-        return (_rebuild, (self._model, self._flavor, self._extra))
+    def _extra(self) -> object:
+        """What the constructor's ``extra`` was (for copies and pickles)."""
+        return None
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (self._model, self.flavor, self._extra()))
 
     def __repr__(self) -> str:
         return (
-            f"<SentencePieceTokenizer {self._model.algorithm} flavor={self._flavor!r} "
+            f"<SentencePieceTokenizer {self._model.algorithm} flavor={self.flavor!r} "
             f"n_vocab={self.n_vocab} special={len(self._special_index)}>"
         )
+
+
+class UnigramTokenizer(SentencePieceTokenizer, flavor="bytepair"):
+    """A unigram model trained by bytepair: each metaspace word (or piece of
+    a BPE-side pre-tokenizer) segmented on its own lattice in f64, special
+    tokens as control pieces with :class:`Tokenizer`'s contract, n-best and
+    sampled segmentations."""
+
+    __slots__ = ("_core",)
+    _ordinary_args = ([], [])
+
+    def __init__(
+        self,
+        model: SentencePieceModel,
+        *,
+        flavor: Optional[str] = None,
+        training: Optional[UnigramTrainingReport] = None,
+        extra: object = None,
+    ) -> None:
+        super().__init__(model, training=training)
+        pre = model.pretokenizer
+        normal_lengths = [len(p) for p, k in zip(model.pieces, model.kinds) if k == "normal"]
+        self._core = _native.CoreUnigram(
+            list(model.pieces),
+            [float(s) for s in model.scores],
+            list(model.kinds),
+            model.unk_id,
+            model.byte_fallback,
+            max(normal_lengths, default=1),
+            [(p, i) for i, (p, k) in enumerate(zip(model.pieces, model.kinds)) if k == "control"],
+            "metaspace" if pre is None else pre.kind,
+            pre.pattern if pre is not None and pre.kind == "regex" else None,
+            list(model.normalize),
+        )
+
+    # ---- Encoding ----
+
+    def _core_of(self, what: str) -> Any:
+        return self._core
+
+    def _special_indices(
+        self,
+        allowed_special: SpecialSet,
+        disallowed_special: SpecialSet,
+        texts: Sequence[object],
+        batch: bool = False,
+    ) -> tuple[list[int], list[int]]:
+        """The core's (allowed, disallowed) indices, as :class:`Tokenizer` reads
+        the two arguments (tiktoken's way: see ``_contract.select_specials``)."""
+        allowed, disallowed = self._selected(allowed_special, disallowed_special, texts, batch)
+        index = self._special_index
+        return sorted(index[t] for t in allowed), sorted(index[t] for t in disallowed)
+
+    def _chosen(
+        self,
+        texts: list[str],
+        allowed_special: SpecialSet,
+        disallowed_special: SpecialSet,
+        batch: bool,
+    ) -> tuple[object, ...]:
+        return self._special_indices(allowed_special, disallowed_special, texts, batch)
+
+    def encode_nbest(
+        self,
+        text: str,
+        k: int,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> list[tuple[list[int], float]]:
+        """The ``k`` most probable segmentations with their log-probability
+        (sum of piece scores), best first; ``k`` at most :data:`MAX_NBEST`
+        (512: SentencePiece refuses a larger n-best size too)."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be a positive int, got {k!r}")
+        if k > MAX_NBEST:
+            raise ValueError(f"k must be at most {MAX_NBEST} (as in SentencePiece), got {k}")
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
+        return on_text(self._core.nbest, text, allowed, disallowed, k)
+
+    def encode_sample(
+        self,
+        text: str,
+        *,
+        alpha: float = 0.1,
+        seed: Optional[int] = None,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> list[int]:
+        """A segmentation drawn with probability proportional to
+        ``P(segmentation) ** alpha`` (subword regularization, Kudo 2018): small
+        ``alpha`` spreads the choice, large ``alpha`` approaches Viterbi.
+        ``seed`` makes it reproducible."""
+        allowed, disallowed = self._special_indices(allowed_special, disallowed_special, [text])
+        return on_text(
+            self._core.sample, text, allowed, disallowed, checked_alpha(alpha), sampling_seed(seed)
+        )
+
+    def encode_sample_batch(
+        self, texts: Iterable[str], *, alpha: float = 0.1, seed: Optional[int] = None
+    ) -> list[list[int]]:
+        """:meth:`encode_sample` of many texts in parallel (special-token text
+        as ordinary text); text ``i`` draws from its own stream of ``seed``."""
+        texts = checked_batch(texts)
+        alpha, seed = checked_alpha(alpha), sampling_seed(seed)
+        try:
+            return self._core.sample_batch(texts, [], alpha, seed)
+        except UnicodeEncodeError as e:
+            raise batch_surrogate_error(e, texts) from None
+
+    # ---- Decoding ----
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        if errors == "replace":
+            return self._decode_in_core(self._core.decode, ids, False).decode("utf-8")
+        # Other errors may drop bytes before a '▁' that then starts a text: the reference.
+        return self._decode_with_errors(self._check(ids), errors)
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        return self._decode_in_core(self._core.decode, ids, True)
+
+    def _piece_bytes(self, piece: str, kind: str) -> bytes:
+        if kind == "unknown":
+            return UNK_SURFACE.encode("utf-8")
+        if kind == "control" or self._model.pretokenizer is not None:
+            return piece.encode("utf-8")
+        return piece.replace(METASPACE, " ").encode("utf-8")
+
+    def _decode_with_errors(self, ids: list[int], errors: str) -> str:
+        """bytepair.reference.unigram.decode for ``errors`` other than
+        "replace" (the core's port serves that, and decode_bytes): the text
+        between special tokens, byte pieces and the others, decoded from
+        UTF-8 as one, so that where ``errors`` drops bytes a text may start
+        with the '▁' after them; specials as their text."""
+        model = self._model
+        parts: list[tuple[str, bool]] = []  # (text, is_special)
+        pending = bytearray()
+        for i in ids:
+            piece, kind = model.pieces[i], model.kinds[i]
+            if kind == "byte":
+                pending.append(int(piece[3:5], 16))
+            elif kind == "control":
+                if pending:
+                    parts.append((pending.decode("utf-8", errors=errors), False))
+                    pending.clear()
+                parts.append((piece, True))
+            else:
+                pending += (UNK_SURFACE if kind == "unknown" else piece).encode("utf-8")
+        if pending:
+            parts.append((pending.decode("utf-8", errors=errors), False))
+        if model.pretokenizer is None:
+            # Text at the start and after each special began with the dummy '▁'.
+            parts = [
+                (t[1:], special)
+                if not special and (i == 0 or parts[i - 1][1]) and t.startswith(METASPACE)
+                else (t, special)
+                for i, (t, special) in enumerate(parts)
+            ]
+            parts = [(t if special else t.replace(METASPACE, " "), special) for t, special in parts]
+        return "".join(t for t, _ in parts)
+
+    def _write_tokenizer_json(self, path: Path) -> None:
+        from ..formats import hf_unigram
+
+        model, pipeline = for_tokenizers(self._model)
+        hf_unigram.save(model, path, pipeline)
 
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
@@ -837,98 +792,6 @@ def _lowered_score(model: SentencePieceModel) -> float:
     return min(s for s, k in zip(model.scores, model.kinds) if k == "normal") - 1000.0
 
 
-def _sentencepiece_core(model: SentencePieceModel):
-    """The core's port of sentencepiece's encoder for a ``.model`` file."""
-    if model.normalizer.split_on_whitespace or model.pretokenizer is not None:
-        raise ValueError("a sentencepiece model runs one lattice over the whole text")
-    n = model.normalizer
-    return _native.CoreSentencePiece(
-        list(model.pieces),
-        [float(s) for s in model.scores],
-        list(model.kinds),
-        model.algorithm,
-        model.byte_fallback,
-        (
-            bytes(n.precompiled_charsmap),
-            n.add_dummy_prefix,
-            n.remove_extra_whitespaces,
-            n.escape_whitespaces,
-            n.treat_whitespace_as_suffix,
-        ),
-    )
-
-
-def _tokenizers_core_decoder(model: SentencePieceModel, steps) -> Optional[object]:
-    """The core's port of a tokenizer.json's decoder steps
-    (``formats.hf_unigram.decoder_steps``), or None for a Replace with a
-    regex, which only the reference runs."""
-    from ..formats.hf_unigram import BYTE_FALLBACK, FUSE, MetaspaceDecoder, Replace, StripDecoder
-
-    if steps is None:
-        return _native.CoreHfDecoder(list(model.pieces), None)
-    core_steps: list[tuple[str, object]] = []
-    for step in steps:
-        if step == BYTE_FALLBACK:
-            core_steps.append(("byte_fallback", None))
-        elif step == FUSE:
-            core_steps.append(("fuse", None))
-        elif isinstance(step, MetaspaceDecoder):
-            core_steps.append(("metaspace", (step.replacement, step.prepend)))
-        elif isinstance(step, Replace) and not step.regex:
-            core_steps.append(("replace", (step.pattern, step.content)))
-        elif isinstance(step, StripDecoder):
-            core_steps.append(("strip", (step.content, step.start, step.stop)))
-        else:
-            return None
-    return _native.CoreHfDecoder(list(model.pieces), core_steps)
-
-
-def _tokenizers_core(model: SentencePieceModel, pipeline):
-    """The core's port of tokenizers' Unigram encoder for a ``tokenizer.json``."""
-    from ..formats.hf_regex import from_tokenizers
-    from ..formats.hf_unigram import (
-        PRECOMPILED,
-        UNICODE_STEPS,
-        Prepend,
-        Replace,
-        Strip,
-        prepend_scheme,
-    )
-
-    if pipeline.isolate_unknown:
-        raise ValueError(split_refusal(not_written_by_bytepair(model, pipeline)))
-    steps: list[tuple[str, object]] = []
-    for step in pipeline.normalizers:
-        if step == PRECOMPILED:
-            steps.append(("precompiled", bytes(model.normalizer.precompiled_charsmap)))
-        elif isinstance(step, Replace):
-            pattern = from_tokenizers(step.pattern) if step.regex else step.pattern
-            steps.append(("replace", (pattern, step.content, step.regex)))
-        elif isinstance(step, Prepend):
-            steps.append(("prepend", step.prepend))
-        elif step in UNICODE_STEPS:
-            steps.append(("unicode", UNICODE_STEPS[step]))
-        elif isinstance(step, Strip):
-            # The core has no Strip step: its regex Replace (fancy-regex, whose
-            # \s is Unicode White_Space, as Rust's char::is_whitespace) does it.
-            if step.left:
-                steps.append(("replace", (r"\A\s+", "", True)))
-            if step.right:
-                steps.append(("replace", (r"\s+\z", "", True)))
-        else:
-            raise ValueError(f"unknown normalizer step {step!r}")
-    return _native.CoreHfUnigram(
-        list(model.pieces),
-        [float(s) for s in model.scores],
-        model.unk_id,
-        model.byte_fallback,
-        steps,
-        pipeline.whitespace_split,
-        (METASPACE, prepend_scheme(model, pipeline), model.normalizer.split_on_whitespace),
-        [(t.content, t.id, t.normalized) for t in pipeline.added_tokens],
-    )
-
-
 def split_refusal(differs: Optional[str]) -> str:
     """The error for a file holding bytepair's Split of unknown characters
     that is not otherwise what bytepair writes (``differs``: where)."""
@@ -1025,4 +888,5 @@ def _is_normalize(steps: tuple) -> bool:
 
 
 def _rebuild(model: SentencePieceModel, flavor: str, extra: object) -> SentencePieceTokenizer:
+    """A pickled SentencePieceTokenizer, made again."""
     return SentencePieceTokenizer(model, flavor=flavor, extra=extra)
