@@ -664,9 +664,9 @@ def test_command_line_eot_ids_are_ascii_digits(corpus, trained, tmp_path, capsys
 
 def test_command_line_shard_tokens_fit_int64(corpus, trained, tmp_path, capsys):
     """--shard-tokens 99999999999999999999 ended in an OverflowError after run.json was written."""
-    from bytepair.cli import parser
+    from bytepair.cli import arguments
 
-    assert parser.MAX_SHARD_TOKENS == dataset.MAX_SHARD_TOKENS == 2**63 - 1
+    assert arguments.MAX_SHARD_TOKENS == dataset.MAX_SHARD_TOKENS == 2**63 - 1
     model = tmp_path / "tok.json"
     trained.save(model)
     out = tmp_path / "out"

@@ -24,10 +24,13 @@ command quietly.
 Text crosses stdin and stdout as UTF-8, byte for byte: nothing is added or
 stripped, so ``encode`` then ``decode`` gives back exactly the input.
 
-The package: ``parser`` builds the argparse parser; ``common`` holds what
-several commands share (public names, for this package only); ``train`` (train, count), ``encode`` (encode-dataset,
-encode, decode), ``inspect`` (inspect, steps, viz, analyze) and ``convert``
-(convert, gage, demo) hold the commands; ``main`` (here) runs one.
+The package: one module per group of commands, each with the commands'
+arguments (``add_parsers``) and their ``cmd_*`` functions: ``train`` (train,
+count), ``encode`` (encode-dataset, encode, decode), ``inspect`` (inspect,
+steps, viz, analyze) and ``convert`` (convert, gage, demo). ``parser`` puts
+them together with the command list; ``arguments`` has the argument types;
+``common`` what several commands share (public names, for this package
+only); ``main`` (here) runs a command.
 """
 
 from __future__ import annotations

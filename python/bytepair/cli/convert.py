@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..tokenizers.bpe import Tokenizer
-from ..tools.demo import run_demo
+from ..tools.demo import DEFAULT_DIR, DEFAULT_VOCAB_SIZE, run_demo
+from ..training.corpus import MAX_VOCAB_SIZE
+from .arguments import AddCommand, at_least
 from .common import (
     PROG,
     CommandError,
@@ -187,3 +189,78 @@ def cmd_gage_decompress(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     run_demo(args.vocab_size, args.output, force=args.force)
     return 0
+
+
+# ---- Arguments ----
+
+
+def add_parsers(add_command: AddCommand) -> None:
+    """The arguments of ``convert``, ``demo``, ``gage``."""
+    convert_cmd = add_command(
+        "convert",
+        description="Read IN (an encoding name, a tokenizer.json, a GPT-2 directory, a "
+        ".tiktoken file or a SentencePiece unigram .model file, which converts to huggingface "
+        "only) and write it to OUT in the format --to names. Never replaces an "
+        "existing output without --force. A conversion that would change ids is an error.",
+    )
+    convert_cmd.add_argument("input", metavar="IN")
+    convert_cmd.add_argument(
+        "output",
+        metavar="OUT",
+        help="tiktoken: the file, named NAME.tiktoken (NAME.tiktoken.json is written next to "
+        "it); "
+        "huggingface: a tokenizer.json path or a directory; gpt2: a directory",
+    )
+    convert_cmd.add_argument("--to", required=True, choices=CONVERT_FORMATS)
+    convert_cmd.add_argument("--force", action="store_true", help="replace existing outputs")
+    convert_cmd.add_argument(
+        "--allow-inexact",
+        action="store_true",
+        help="write even when OUT's readers would give other ids than IN's (with a warning "
+        "naming what differs): IN holds something bytepair drops (a post-processor adding "
+        "tokens, single_word), or, for tiktoken, its rule gives other ids than the merge list; "
+        "a SentencePiece .model, whose rules tokenizers does not follow on every text",
+    )
+    convert_cmd.set_defaults(run=cmd_convert)
+
+    demo_cmd = add_command(
+        "demo",
+        description="Train on Natsume Sōseki's Botchan (bundled), show the first merges, "
+        "tokenize held-out sentences, save the tokenizer. Never replaces an earlier "
+        "demo's tokenizer.json (writes tokenizer-2.json, ...) unless --force.",
+    )
+    demo_cmd.add_argument(
+        "--vocab-size",
+        type=at_least(1, MAX_VOCAB_SIZE),
+        default=DEFAULT_VOCAB_SIZE,
+        metavar="N",
+        help=f"default: {DEFAULT_VOCAB_SIZE}",
+    )
+    demo_cmd.add_argument(
+        "-o",
+        "--output",
+        default=DEFAULT_DIR,
+        metavar="DIR",
+        help=f"directory to save tokenizer.json in (default: {DEFAULT_DIR})",
+    )
+    demo_cmd.add_argument(
+        "--force", action="store_true", help="replace DIR/tokenizer.json if it exists"
+    )
+    demo_cmd.set_defaults(run=cmd_demo)
+
+    gage_cmd = add_command(
+        "gage",
+        description="Philip Gage's byte pair compression (1994), the algorithm BPE is named "
+        "after: the most frequent pair of adjacent bytes becomes an unused byte value, "
+        "again and again, per 64 KiB block. Lossless; never replaces OUT without --force.",
+    )
+    gage_actions = gage_cmd.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for action, run, summary in (
+        ("compress", cmd_gage_compress, "IN -> compressed OUT (prints the sizes)"),
+        ("decompress", cmd_gage_decompress, "compressed IN -> the original OUT"),
+    ):
+        action_cmd = gage_actions.add_parser(action, help=summary, description=summary)
+        action_cmd.add_argument("input", metavar="IN", help="a file, or '-' for stdin")
+        action_cmd.add_argument("output", metavar="OUT", help="a file, or '-' for stdout")
+        action_cmd.add_argument("--force", action="store_true", help="replace OUT if it exists")
+        action_cmd.set_defaults(run=run)

@@ -14,6 +14,7 @@ from ..errors import DisallowedSpecialError
 
 if TYPE_CHECKING:
     import numpy as np
+from .arguments import MAX_SHARD_TOKENS, AddCommand, at_least, token_or_id, tokenizer_argument
 from .common import (
     EXIT_INTERRUPTED,
     PROG,
@@ -230,3 +231,109 @@ def cmd_decode(args: argparse.Namespace) -> int:
     if sys.stdout.isatty() and not text.endswith("\n"):
         write_text("\n")  # only for the prompt's sake; pipes get the text exactly
     return 0
+
+
+# ---- Arguments ----
+
+
+def add_parsers(add_command: AddCommand) -> None:
+    """The arguments of ``encode-dataset``, ``encode``, ``decode``."""
+    dataset_cmd = add_command(
+        "encode-dataset",
+        description="Encode the documents of INPUTS (files, globs, directories; text, JSON "
+        "lines, Parquet; .gz/.zst) into shards of uint16 tokens (uint32 when the vocabulary "
+        "needs it) with document offsets, on all cores. Read them with "
+        "bytepair.dataset.TokenDataset(OUT). An interrupted run goes on with --resume.",
+    )
+    dataset_cmd.add_argument("inputs", nargs="+", metavar="INPUT")
+    tokenizer_argument(dataset_cmd)
+    dataset_cmd.add_argument("-o", "--output", required=True, metavar="DIR")
+    dataset_cmd.add_argument("--field", default="text", help="JSON lines / Parquet field (text)")
+    dataset_cmd.add_argument(
+        "--eot",
+        type=token_or_id,
+        metavar="TOKEN",
+        help="append this token after every document: a special token's text "
+        "(e.g. '<|endoftext|>') or an id",
+    )
+    dataset_cmd.add_argument(
+        "--dtype",
+        choices=["uint16", "uint32"],
+        help="token type (default: uint16 when every id fits, else uint32)",
+    )
+    dataset_cmd.add_argument(
+        "--shard-tokens",
+        type=at_least(1, MAX_SHARD_TOKENS),
+        metavar="N",
+        help="a shard closes after the document that brings it to N tokens (default: 2^27)",
+    )
+    dataset_cmd.add_argument(
+        "--allow-special",
+        action="store_true",
+        help="encode special-token text as the special ids (default: as plain text)",
+    )
+    dataset_again = dataset_cmd.add_mutually_exclusive_group()
+    dataset_again.add_argument(
+        "--resume", action="store_true", help="finish an interrupted run in DIR"
+    )
+    dataset_again.add_argument("--force", action="store_true", help="replace a dataset in DIR")
+    dataset_cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr (default: when stderr is a terminal)",
+    )
+    dataset_cmd.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="encode on Ray: a local cluster, or ADDRESS (auto, HOST:PORT, ray://...); inputs "
+        "and DIR must be on a filesystem every node shares (pip install 'bytepair[ray]')",
+    )
+    dataset_cmd.set_defaults(run=cmd_encode_dataset)
+
+    encode_cmd = add_command(
+        "encode",
+        description="Print the token ids of TEXT (or of stdin, exactly, newline included).",
+    )
+    tokenizer_argument(encode_cmd)
+    encode_cmd.add_argument("text", nargs="?", metavar="TEXT", help="the text (default: stdin)")
+    encode_cmd.add_argument("--json", action="store_true", help="print a JSON list")
+    specials = encode_cmd.add_mutually_exclusive_group()
+    specials.add_argument(
+        "--allow-special",
+        action="store_true",
+        help="encode special-token text as the special ids (default: it is an error)",
+    )
+    specials.add_argument(
+        "--ordinary", action="store_true", help="encode special-token text as plain text"
+    )
+    unigram_encode = encode_cmd.add_mutually_exclusive_group()
+    unigram_encode.add_argument(
+        "--nbest",
+        type=at_least(1),
+        metavar="K",
+        help="unigram: the K best segmentations, one per line: log-probability, tab, ids "
+        '(with --json: one JSON list of {"logprob": ..., "ids": [...]} objects, best first)',
+    )
+    unigram_encode.add_argument(
+        "--sample",
+        action="store_true",
+        help="unigram: a segmentation drawn with probability ∝ P^alpha (subword regularization)",
+    )
+    encode_cmd.add_argument("--alpha", type=float, metavar="A", help="with --sample (default: 0.1)")
+    encode_cmd.add_argument(
+        "--seed", type=int, metavar="S", help="with --sample: reproducible draws"
+    )
+    encode_cmd.set_defaults(run=cmd_encode)
+
+    decode_cmd = add_command(
+        "decode",
+        description="Print the text of the ids (arguments, or stdin: whitespace-separated "
+        "or a JSON list). Invalid UTF-8 becomes U+FFFD; --bytes gives the raw bytes.",
+    )
+    tokenizer_argument(decode_cmd)
+    decode_cmd.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: stdin)")
+    decode_cmd.add_argument("--bytes", action="store_true", help="write the raw bytes")
+    decode_cmd.set_defaults(run=cmd_decode)

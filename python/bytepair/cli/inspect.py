@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 
 from ..errors import NotUtf8Error, decode_utf8
+from ..pretokenizers import BUILTIN_PATTERNS
 from ..tokenizers.bpe import Tokenizer
 from ..tools.display import format_merge, readable
+from .arguments import AddCommand, at_least
 from .common import (
     CommandError,
     argument_text,
@@ -343,3 +345,120 @@ def _plot_sweep(rows: list[dict], path: str) -> None:
     fig.tight_layout()
     fig.savefig(target, dpi=120)
     plt.close(fig)
+
+
+# ---- Arguments ----
+
+
+def add_parsers(add_command: AddCommand) -> None:
+    """The arguments of ``inspect``, ``steps``, ``viz``, ``analyze``."""
+    inspect_cmd = add_command(
+        "inspect",
+        description="Vocab size, merges, pre-tokenizer, special tokens, first and last merges "
+        "and the longest tokens of a tokenizer.json, a directory holding one or "
+        "vocab.json + merges.txt, a .tiktoken file, a SentencePiece .model file or an "
+        "encoding name (for a unigram model: its pieces, scores and longest pieces).",
+    )
+    inspect_cmd.add_argument(
+        "path", metavar="TOKENIZER", help="a path, or an encoding name (as for encode --tokenizer)"
+    )
+    inspect_cmd.set_defaults(run=cmd_inspect)
+
+    steps_cmd = add_command(
+        "steps",
+        description="Train byte-level BPE one merge at a time and print each step: the merge "
+        "and its count, why it won (ties go to the smallest (left, right) bytes), the pair "
+        "counts and the corpus after the merge. SOURCE is a text file, '-' for stdin, or with "
+        "--text the text itself.",
+    )
+    steps_cmd.add_argument("source", metavar="SOURCE", help="a UTF-8 file, '-' (stdin), or text")
+    steps_cmd.add_argument(
+        "--text", action="store_true", help="SOURCE is the corpus itself, not a file"
+    )
+    steps_cmd.add_argument(
+        "--lines",
+        action="store_true",
+        help="each line is a text of its own (pairs never cross lines; with --pretokenizer "
+        "none, each line is one word, as in the training rule's worked example)",
+    )
+    steps_cmd.add_argument(
+        "--merges", type=at_least(0), default=10, metavar="N", help="how many (default 10)"
+    )
+    steps_cmd.add_argument(
+        "--pretokenizer",
+        choices=list(BUILTIN_PATTERNS),
+        default="gpt2",
+        help="how text is cut before merging (default gpt2; none: the whole text is one word)",
+    )
+    steps_cmd.add_argument(
+        "--top", type=at_least(1), default=8, metavar="K", help="pair counts shown (default 8)"
+    )
+    steps_cmd.add_argument(
+        "--show", type=at_least(1), default=6, metavar="K", help="words shown (default 6)"
+    )
+    steps_cmd.add_argument(
+        "--color",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="highlight the winner and ties (default: when stdout is a terminal)",
+    )
+    steps_cmd.set_defaults(run=cmd_steps)
+
+    viz_cmd = add_command(
+        "viz",
+        description="Write one self-contained HTML page (no network) that steps through BPE "
+        "training on the corpus: next / previous / play / a slider, the pair counts with the "
+        "winner and ties marked, the corpus after each merge, and a box that tokenizes typed "
+        "text with the merges so far.",
+    )
+    viz_cmd.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text; '-' or none: stdin")
+    viz_cmd.add_argument("-o", "--output", required=True, metavar="PAGE", help="the .html file")
+    viz_cmd.add_argument(
+        "--merges", type=at_least(1), default=100, metavar="N", help="how many (default 100)"
+    )
+    viz_cmd.add_argument(
+        "--pretokenizer",
+        choices=["gpt2", "whitespace", "none"],
+        default="gpt2",
+        help="the page runs it in the browser too (default gpt2)",
+    )
+    viz_cmd.add_argument("--force", action="store_true", help="replace an existing page")
+    viz_cmd.set_defaults(run=cmd_viz)
+
+    analyze_cmd = add_command(
+        "analyze",
+        description="Bytes per token, tokens per word, vocabulary use, Rényi efficiency and "
+        "unknown tokens of each TOKENIZER on the held-out text; with --train, the OOV rate of a "
+        "word-level vocabulary; --sweep trains at several vocabulary sizes.",
+    )
+    analyze_cmd.add_argument(
+        "models", nargs="*", metavar="TOKENIZER", help="as for encode --tokenizer"
+    )
+    analyze_cmd.add_argument("--text", required=True, metavar="FILE", help="held-out UTF-8 text")
+    analyze_cmd.add_argument("--train", metavar="FILE", help="training text (OOV, --sweep)")
+    analyze_cmd.add_argument(
+        "--sweep", metavar="SIZES", help="train at these vocabulary sizes, e.g. 256,512,1k,8k"
+    )
+    analyze_cmd.add_argument(
+        "--sweep-model", choices=["bpe", "unigram"], default="bpe", help="for --sweep"
+    )
+    analyze_cmd.add_argument(
+        "--embedding-dim", type=at_least(1), metavar="D", help="add the |V| x D embedding cost"
+    )
+    analyze_cmd.add_argument(
+        "--untied", action="store_true", help="input and output embeddings are separate (x2)"
+    )
+    analyze_cmd.add_argument(
+        "--sentences", type=at_least(1), metavar="N", help="show N held-out lines tokenized"
+    )
+    analyze_cmd.add_argument(
+        "--by-script",
+        action="store_true",
+        help="also measure each writing system's lines apart (multilingual text)",
+    )
+    analyze_cmd.add_argument(
+        "--format", choices=["table", "markdown", "json"], default="table", help="output"
+    )
+    analyze_cmd.add_argument("--plot", metavar="PNG", help="plot the sweep (needs matplotlib)")
+    analyze_cmd.add_argument("--force", action="store_true", help="replace an existing --plot")
+    analyze_cmd.set_defaults(run=cmd_analyze)

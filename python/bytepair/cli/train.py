@@ -14,7 +14,10 @@ from typing import Optional
 
 from ..api import train
 from ..formats import gpt2 as gpt2_format
+from ..pretokenizers import BUILTIN_PATTERNS
 from ..tokenizers.bpe import Tokenizer
+from ..training.corpus import MAX_COUNT, MAX_VOCAB_SIZE
+from .arguments import AddCommand, at_least, number_in, seconds
 from .common import (
     PROG,
     CommandError,
@@ -436,3 +439,203 @@ def cmd_count(args: argparse.Namespace) -> int:
         count_to_shards(read_documents(args.inputs, field=args.field), out, **options)
     print(f"wrote the counts to {out}")
     return 0
+
+
+# ---- Arguments ----
+
+
+def add_parsers(add_command: AddCommand) -> None:
+    """The arguments of ``train``, ``count``."""
+    train_cmd = add_command(
+        "train",
+        description="Train byte-level BPE or a unigram LM on the documents of FILEs (files, "
+        "globs, directories; plain text, where an empty line ends a document, JSON lines, "
+        "Parquet; .gz/.zst), read streamed as `count` and `encode-dataset` read them, or on "
+        "stdin (one text).",
+    )
+    train_cmd.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="inputs (files, globs, directories); '-' or none: read stdin as one text",
+    )
+    train_cmd.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="huggingface: a tokenizer.json path, or a directory to write tokenizer.json in; "
+        "gpt2: a directory for vocab.json + merges.txt",
+    )
+    train_cmd.add_argument(
+        "--vocab-size",
+        type=at_least(1, MAX_VOCAB_SIZE),
+        metavar="N",
+        help="tokens in the vocabulary, counting the 256 bytes and the special tokens "
+        "(required, except with --resume: the checkpoint's)",
+    )
+    train_cmd.add_argument(
+        "--special",
+        action="append",
+        metavar="TOKEN",
+        help="a special token (repeat for more; ids 0, 1, ... in the order given)",
+    )
+    train_cmd.add_argument(
+        "--model",
+        choices=["bpe", "unigram"],
+        default="bpe",
+        help="bpe: byte-level BPE (default); unigram: the unigram language model "
+        "(SentencePiece's algorithm)",
+    )
+    pre = train_cmd.add_mutually_exclusive_group()
+    pre.add_argument(
+        "--pretokenizer",
+        choices=[*BUILTIN_PATTERNS, "metaspace"],
+        default=None,
+        help="how text is cut into pieces (default: gpt2 for bpe, metaspace for unigram: "
+        "SentencePiece's words, a space written as ▁ at the front of each)",
+    )
+    pre.add_argument(
+        "--pretokenizer-regex",
+        metavar="PATTERN",
+        help="cut text with this regex instead (the syntax of tiktoken's patterns: "
+        "\\p{L}, \\p{N}, look-ahead)",
+    )
+    train_cmd.add_argument(
+        "--min-frequency",
+        type=at_least(1, MAX_COUNT),
+        default=None,
+        metavar="K",
+        help="bpe: stop when the most frequent pair occurs fewer than K times (default: 1)",
+    )
+    train_cmd.add_argument(
+        "--max-token-length",
+        type=at_least(1, MAX_COUNT),
+        metavar="BYTES",
+        help="bpe: make no token longer than this many bytes",
+    )
+    train_cmd.add_argument(
+        "--normalize",
+        action="append",
+        choices=["nfc", "nfkc", "lowercase"],
+        help="bpe, unigram: normalize the text between special tokens before cutting it, in "
+        "training and in every encoding (repeat to combine a form with lowercase)",
+    )
+    # Gone (FILEs are always streamed): kept out of the help, refused with a hint.
+    train_cmd.add_argument("--stream", action="store_true", default=None, help=argparse.SUPPRESS)
+    train_cmd.add_argument("--field", help="JSON lines / Parquet field (default: text)")
+    ckpt = train_cmd.add_argument_group("checkpoints (bpe)")
+    ckpt.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        help="keep the trainer's state in FILE (once counted, every --checkpoint-every "
+        "seconds, on Ctrl-C, at the end); must not exist yet",
+    )
+    ckpt.add_argument(
+        "--checkpoint-every",
+        type=seconds,
+        metavar="SECONDS",
+        help="how often to write the checkpoint while merging (default: 600)",
+    )
+    ckpt.add_argument(
+        "--resume",
+        metavar="FILE",
+        help="go on from a checkpoint (no FILE inputs): the merges of the uninterrupted run; "
+        "a larger --vocab-size extends a finished run",
+    )
+    uni = train_cmd.add_argument_group("unigram options (SentencePiece's names and defaults)")
+    uni.add_argument(
+        "--character-coverage",
+        type=number_in(0, 1, high_open=False),
+        metavar="F",
+        help="share of character occurrences the kept characters cover (default: 0.9995)",
+    )
+    uni.add_argument(
+        "--max-piece-length",
+        type=at_least(1, MAX_COUNT),
+        metavar="N",
+        help="in characters (default: 16)",
+    )
+    uni.add_argument(
+        "--seed-size",
+        type=at_least(1, MAX_COUNT),
+        metavar="N",
+        help="frequent substrings to start from (default: 1000000)",
+    )
+    uni.add_argument(
+        "--shrinking-factor",
+        type=number_in(0, 1, high_open=True),
+        metavar="F",
+        help="share of pieces a pruning keeps (default: 0.75)",
+    )
+    uni.add_argument(
+        "--num-sub-iterations",
+        type=at_least(1, MAX_COUNT),
+        metavar="N",
+        help="EM steps between prunings (default: 2)",
+    )
+    uni.add_argument(
+        "--byte-fallback",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="characters left out become their UTF-8 byte pieces instead of <unk> (default: no)",
+    )
+    train_cmd.add_argument(
+        "--format",
+        choices=["huggingface", "gpt2"],
+        default="huggingface",
+        help="huggingface: tokenizer.json (default); gpt2: vocab.json + merges.txt",
+    )
+    train_cmd.add_argument(
+        "--from-counts",
+        nargs="+",
+        metavar="DIR",
+        help="train BPE on count directories written by `bytepair count` (their shards merge)",
+    )
+    train_cmd.add_argument("--force", action="store_true", help="replace an existing output")
+    train_cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr (default: when stderr is a terminal)",
+    )
+    train_cmd.set_defaults(run=cmd_train)
+
+    count_cmd = add_command(
+        "count",
+        description="Count the pre-tokens of INPUTS (files, globs, directories; text, JSON "
+        "lines, Parquet; .gz/.zst) into hash-partitioned shards in OUT, writing a run out "
+        "whenever the counts pass --max-memory. Directories of several runs or machines merge "
+        "exactly in `bytepair train --from-counts`.",
+    )
+    count_cmd.add_argument("inputs", nargs="+", metavar="INPUT")
+    count_cmd.add_argument("-o", "--output", required=True, metavar="DIR")
+    count_cmd.add_argument("--field", default="text", help="JSON lines / Parquet field (text)")
+    count_pre = count_cmd.add_mutually_exclusive_group()
+    count_pre.add_argument("--pretokenizer", choices=list(BUILTIN_PATTERNS), default="gpt2")
+    count_pre.add_argument("--pretokenizer-regex", metavar="PATTERN")
+    count_cmd.add_argument("--special", action="append", metavar="TOKEN")
+    count_cmd.add_argument("--partitions", type=at_least(1), default=16, metavar="P")
+    count_cmd.add_argument(
+        "--max-memory",
+        type=at_least(0),
+        default=1 << 30,
+        metavar="BYTES",
+        help="write a run of counts out past this much memory, e.g. 512Mi (default: 1Gi)",
+    )
+    count_cmd.add_argument("--force", action="store_true", help="replace existing counts")
+    count_cmd.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="count on Ray: a local cluster, or ADDRESS (auto, HOST:PORT, ray://...); inputs "
+        "and DIR must be on a filesystem every node shares (pip install 'bytepair[ray]')",
+    )
+    count_cmd.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr (default: when stderr is a terminal)",
+    )
+    count_cmd.set_defaults(run=cmd_count)
