@@ -92,7 +92,7 @@ def test_line_ends_equal_subword_nmt_cli(tmp_path):
     for word in text[:60_000].split(" "):
         parts += [word, rng.choice(LINE_ENDS) if rng.random() < 0.2 else " "]
     path = tmp_path / "mixed.txt"
-    path.write_text("".join(parts), encoding="utf-8", newline="")
+    path.write_bytes("".join(parts).encode("utf-8"))  # as written, no newline translation
     with codecs.open(str(path), encoding="utf-8") as infile:  # as its CLI opens -i FILE
         vocabulary = learn_bpe.get_vocabulary(infile)
     assert word_counts([path.read_text(encoding="utf-8")]) == vocabulary

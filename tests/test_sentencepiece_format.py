@@ -26,6 +26,7 @@ import io
 import json
 import random
 import struct
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,22 @@ KIND_OF_TYPE = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "
 
 def _spm():
     return pytest.importorskip("sentencepiece", reason="the sentencepiece package is the oracle")
+
+
+def _spm_version() -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in metadata.version("sentencepiece").split(".")[:3])
+    except metadata.PackageNotFoundError:
+        return ()
+
+
+# sentencepiece 0.2.3 reads a character that is an unused or a control piece of a BPE
+# model as unknown, and bytepair gives its ids; the releases before it (0.2.2 is the
+# last for Python 3.9) encode such a character with that piece.
+unknown_pieces_as_in_0_2_3 = pytest.mark.skipif(
+    (0,) < _spm_version() < (0, 2, 3),
+    reason="sentencepiece < 0.2.3 encodes unused and control pieces of BPE models",
+)
 
 
 # ---------------------------------------------------------------------------
@@ -397,6 +414,7 @@ def trained_texts(sample_texts) -> list[str]:
     return texts
 
 
+@unknown_pieces_as_in_0_2_3
 def test_trained_models(trained, trained_texts):
     spm = _spm()
     for name, data in trained.items():
@@ -410,6 +428,7 @@ def test_trained_models(trained, trained_texts):
             assert ref.decode(model, ids, unk_surface) == sp.decode(ids), (name, text)
 
 
+@unknown_pieces_as_in_0_2_3
 def test_trained_models_in_the_core(trained, trained_texts, tmp_path):
     """The core (a loaded file) encodes and decodes as sentencepiece does,
     also on long texts whose words repeat (the BPE core merges the runs no
@@ -468,6 +487,7 @@ def test_unknown_runs_merge_without_byte_fallback():
     assert ref.encode(model, "xy ") == [2, 0]
 
 
+@unknown_pieces_as_in_0_2_3
 def test_bpe_unused_single_character_is_unknown():
     spm = _spm()
     pieces = BASIC + [("ab", -0.5, "unused"), ("abb", -0.1), ("c", -1.0, "unused")]
@@ -478,6 +498,7 @@ def test_bpe_unused_single_character_is_unknown():
         assert ref.encode(model, text) == sp.encode(text), text
 
 
+@unknown_pieces_as_in_0_2_3
 def test_bpe_character_that_is_a_control_piece_is_unknown(tmp_path):
     """sentencepiece takes a character that is a control piece as unknown (one <unk> a run,
     or its bytes with byte fallback); the reference and the core (a loaded file) agree."""

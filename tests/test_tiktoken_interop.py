@@ -28,11 +28,11 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import DisallowedSpecialError, FormatError, Tokenizer
-from bytepair.tokenizers._contract import POOL_MIN_IDS
-from bytepair.registry import ENCODINGS, ENV_VAR
 from bytepair.formats import tiktoken as tiktoken_format
 from bytepair.model import BPEModel
 from bytepair.pretokenizers import Pretokenizer, resolve
+from bytepair.registry import ENCODINGS, ENV_VAR
+from bytepair.tokenizers._contract import POOL_MIN_IDS
 
 tiktoken = pytest.importorskip("tiktoken")
 openai_public = pytest.importorskip("tiktoken_ext.openai_public")
