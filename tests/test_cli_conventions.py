@@ -13,6 +13,7 @@ import pytest
 
 import bytepair
 from bytepair.cli import main
+from bytepair.cli.arguments import integer
 from bytepair.cli.common import parse_size
 from bytepair.cli.parser import COMMANDS, build_parser
 
@@ -147,6 +148,20 @@ def test_sizes(text, value):
 def test_what_is_not_a_size(text):
     with pytest.raises(ValueError, match="is not a size: write a whole number such as 32768"):
         parse_size(text)
+
+
+def test_no_option_reads_numbers_its_own_way():
+    """Whole numbers go through parse_size (int() would take '１２' and '1_0')."""
+    for name, command in subcommands().items():
+        for action in command._actions:
+            assert action.type is not int, (name, action.option_strings)
+
+
+def test_a_seed_may_be_negative_and_is_read_as_sizes_are():
+    assert integer("-3") == -3 and integer("1k") == 1000 and integer("0") == 0
+    for text in ("１２", "1_0", "-", "--1"):
+        with pytest.raises(argparse.ArgumentTypeError, match="is not a whole number"):
+            integer(text)
 
 
 def test_every_size_option_reads_sizes_the_same_way(corpus_file, tokenizer_file, tmp_path, capsys):

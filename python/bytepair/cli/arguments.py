@@ -11,7 +11,7 @@ import argparse
 from typing import Any, Callable, NoReturn, Optional, Union
 
 from ..registry import list_encoding_names
-from .common import parse_size
+from .common import SIZE_HINT, parse_size
 
 # add_parsers(add_command): add_command(name, description=...) makes the
 # parser of the command `name` (its one-line summary and prog set).
@@ -63,6 +63,17 @@ def at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str], int
         return value
 
     return parse
+
+
+def integer(text: str) -> int:
+    """A whole number that may be negative (``--seed``), read as sizes are."""
+    digits = text.strip()
+    negative = digits.startswith("-")
+    try:
+        value = parse_size(digits[1:] if negative else digits)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number: {SIZE_HINT}") from None
+    return -value if negative else value
 
 
 def token_or_id(text: str) -> Union[int, str]:

@@ -14,7 +14,14 @@ from ..errors import DisallowedSpecialError
 
 if TYPE_CHECKING:
     import numpy as np
-from .arguments import MAX_SHARD_TOKENS, AddCommand, at_least, token_or_id, tokenizer_argument
+from .arguments import (
+    MAX_SHARD_TOKENS,
+    AddCommand,
+    at_least,
+    integer,
+    token_or_id,
+    tokenizer_argument,
+)
 from .common import (
     EXIT_INTERRUPTED,
     PROG,
@@ -324,7 +331,7 @@ def add_parsers(add_command: AddCommand) -> None:
     )
     encode_cmd.add_argument("--alpha", type=float, metavar="A", help="with --sample (default: 0.1)")
     encode_cmd.add_argument(
-        "--seed", type=int, metavar="S", help="with --sample: reproducible draws"
+        "--seed", type=integer, metavar="S", help="with --sample: reproducible draws"
     )
     encode_cmd.set_defaults(run=cmd_encode)
 

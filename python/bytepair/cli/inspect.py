@@ -201,7 +201,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.plot and not args.sweep:
         raise CommandError("--plot draws the --sweep: give --sweep SIZES")
     if not (args.models or args.sweep):
-        raise CommandError("nothing to measure: give MODEL(s) and/or --sweep SIZES")
+        raise CommandError("nothing to measure: give TOKENIZER arguments and/or --sweep SIZES")
     sizes = _sizes(args.sweep) if args.sweep else []
     if args.plot:  # checked before the sweep, which trains a tokenizer per size
         _check_plot_target(args.plot, args.force)
