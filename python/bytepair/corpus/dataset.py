@@ -189,6 +189,14 @@ def _feed(digest, value: object) -> None:
 
 
 _fingerprints: dict[int, tuple[object, str]] = {}
+# Fingerprints name the family of the tokenizer's class (as they did when one
+# class served every flavor), so datasets of earlier versions resume.
+_FAMILIES = ("SentencePieceTokenizer", "Tokenizer", "CharBPE")
+
+
+def _family(tokenizer: object) -> str:
+    names = [cls.__name__ for cls in type(tokenizer).__mro__]
+    return next((name for name in names if name in _FAMILIES), names[0])
 
 
 def tokenizer_fingerprint(tokenizer) -> str:
@@ -198,10 +206,11 @@ def tokenizer_fingerprint(tokenizer) -> str:
     if cached is not None and cached[0] is tokenizer:
         return cached[1]
     digest = hashlib.sha256()
-    _feed(digest, type(tokenizer).__name__)
+    _feed(digest, _family(tokenizer))
     _feed(digest, tokenizer.model)
     _feed(digest, getattr(tokenizer, "flavor", None))
-    _feed(digest, getattr(tokenizer, "_extra", None))  # a tokenizer.json's HF pipeline
+    extra = getattr(tokenizer, "_extra", None)  # a tokenizer.json's HF pipeline
+    _feed(digest, extra() if callable(extra) else extra)
     fingerprint = digest.hexdigest()
     if len(_fingerprints) >= 8:
         _fingerprints.clear()

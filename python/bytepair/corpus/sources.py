@@ -369,17 +369,88 @@ def _lines(path: Path, on_read: OnRead) -> Iterator[tuple[int, str]]:
             yield number, text
 
 
-def _text_documents(path: Path, on_read: OnRead) -> Iterator[str]:
-    document: list[str] = []
-    for _, line in _lines(path, on_read):
-        if line.strip("\r\n") == "":
+# Text is read in blocks of about this size and cut at its empty lines.
+TEXT_BLOCK = 1 << 20
+# Empty lines (nothing before the \n but \r, which str.strip("\r\n") empties):
+# at the start of a block, and after the end of a line.
+_EMPTY_LINES = re.compile(r"(?:\r*\n)+")
+_BREAK = re.compile(r"\n(?:\r*\n)+")
+
+
+class _TextCutter:
+    """Cuts a text file, given in blocks of whole lines, into the documents
+    :func:`read_documents` describes. A block is decoded at once; bytes that
+    are not UTF-8 are named by their offset and line, as for a whole file,
+    after the documents that end before their line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.open: list[str] = []  # the lines of the document not ended yet
+        self.offset = 0  # the bytes and the lines before the next block
+        self.lines = 0
+
+    def cut(self, block: bytes) -> Iterator[str]:
+        """The documents that end in ``block`` (whole lines, or the text's
+        last line without its end); the last may go on in the next block."""
+        try:
+            text = block.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line_start = block.rfind(b"\n", 0, e.start) + 1
+            yield from self.cut(block[:line_start])  # the whole lines before it
+            error = NotUtf8Error(self.offset + e.start - line_start, self.lines + 1, block[e.start])
+            # The offset counts the bytes of the text (after decompression).
+            raise FormatError(self.path, str(error)) from None
+        self.offset += len(block)
+        self.lines += block.count(b"\n")
+        lead = _EMPTY_LINES.match(text)
+        if lead is not None:
+            yield from self.end()
+            text = text[lead.end() :]
+        pieces = _BREAK.split(text)
+        if len(pieces) == 1:
+            if text:
+                self.open.append(text)
+            return
+        self.open.append(pieces[0])
+        yield from self.end()
+        for piece in pieces[1:-1]:
+            yield piece.rstrip("\r\n")
+        if pieces[-1]:
+            self.open.append(pieces[-1])
+
+    def end(self) -> Iterator[str]:
+        """The document not ended yet, if any (a last line of only \r is none)."""
+        if self.open:
+            document = "".join(self.open).rstrip("\r\n")
+            self.open = []
             if document:
-                yield "".join(document).rstrip("\r\n")
-                document = []
-        else:
-            document.append(line)
-    if document:
-        yield "".join(document).rstrip("\r\n")
+                yield document
+
+
+def _text_documents(path: Path, on_read: OnRead) -> Iterator[str]:
+    cutter = _TextCutter(path)
+    with _open_binary(path, on_read) as raw:
+        rest: list[bytes] = []  # a line not ended yet (in pieces: it may be long)
+        while True:
+            try:
+                block = raw.read(TEXT_BLOCK)
+            except _decompression_errors() as e:
+                lines = cutter.lines
+                raise _decompression_error(path, e, f"after line {lines}" if lines else None) from e
+            if not block:
+                break
+            end = block.rfind(b"\n") + 1  # after the block's last whole line
+            if not end:
+                rest.append(block)
+                continue
+            whole = block if end == len(block) else block[:end]
+            if rest:
+                whole = b"".join([*rest, whole])
+            rest = [] if end == len(block) else [block[end:]]
+            yield from cutter.cut(whole)
+        if rest:
+            yield from cutter.cut(b"".join(rest))
+    yield from cutter.end()
 
 
 def _json_kind(value: object) -> str:

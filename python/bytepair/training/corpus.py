@@ -10,12 +10,15 @@ function's docstring says), so a file is never held whole in memory.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, TypeVar, Union
 
 from .. import _native
 from ..corpus.sources import OnRead, read_documents
@@ -115,22 +118,82 @@ def progress_bar(enabled: Optional[bool], **kwargs: Any) -> Any:
     return tqdm(file=sys.stderr, **kwargs)
 
 
+def text_batches(texts: Iterable[str], batch_chars: int) -> Iterator[list[str]]:
+    """``texts`` in lists of at least ``batch_chars`` characters (the last one
+    shorter), as the core counts them."""
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        batch.append(text)
+        size += len(text)
+        if size >= batch_chars:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+T = TypeVar("T")
+_END = object()
+
+
+def read_ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
+    """The items of ``items``, made by a thread that keeps up to ``depth`` of
+    them ready: files are read and cut while the core counts the batch before
+    (it releases the GIL). An error in ``items`` is raised here, as raised;
+    closing this iterator (or an error here) stops the thread."""
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(entry: tuple[object, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((None, item)):
+                    return
+            put((_END, None))
+        except BaseException as error:  # handed to the consumer, raised there
+            put((error, None))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=produce, name="bytepair-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            error, item = ready.get()
+            if error is _END:
+                return
+            if error is not None:
+                raise error  # type: ignore[misc]
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
 def add_texts(counter: _native.PretokenCounter, corpus: Corpus, progress: Optional[bool]) -> None:
     """Counts the pre-tokens of every document of ``corpus`` in the core, in
-    batches (a progress bar in bytes: of the files as stored, of the texts in
-    UTF-8)."""
+    batches read ahead (:func:`read_ahead`); a progress bar in bytes: of the
+    files as stored, of the texts in UTF-8."""
     bar = progress_bar(progress, desc="counting", unit="B", unit_scale=True)
-    batch: list[str] = []
-    batch_chars = first = 0
+    first = 0
+    texts = corpus_texts(corpus, None if bar is None else bar.update)
     try:
-        for text in corpus_texts(corpus, None if bar is None else bar.update):
-            batch.append(text)
-            batch_chars += len(text)
-            if batch_chars >= BATCH_CHARS:
+        with contextlib.closing(read_ahead(text_batches(texts, BATCH_CHARS))) as batches:
+            for batch in batches:
                 add_batch(counter, batch, first, "corpus text")
                 first += len(batch)
-                batch, batch_chars = [], 0
-        add_batch(counter, batch, first, "corpus text")
     finally:
         if bar is not None:
             bar.close()
