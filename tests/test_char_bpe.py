@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import pickle
 import random
 import re
 import warnings
@@ -251,3 +252,91 @@ def test_load_codes_refuses_an_empty_file(tmp_path):
             CharBPE.load_codes(path)
     path.write_bytes(b"#version: 0.2\n")
     assert CharBPE.load_codes(path).merges == []
+
+
+def _symbols_of_segment(segmented: str, marker: str = "</w>") -> list[str]:
+    """subword-nmt's apply-bpe output as symbols: ``@@`` continues a word,
+    the marker ends one."""
+    return [t[:-2] if t.endswith("@@") else t + marker for t in segmented.split()]
+
+
+def test_ids_are_subword_nmts_segmentation(shared_data):
+    """encode's ids name the symbols apply-bpe writes, word for word, on real text."""
+    learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
+    apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
+    text = (shared_data / "corpus" / "small" / "botchan.txt").read_text(encoding="utf-8-sig")
+    text = text[:80_000]
+    codes = io.StringIO()
+    learn_bpe.learn_bpe(io.StringIO(text), codes, 400, min_frequency=2)
+    bpe = apply_bpe.BPE(io.StringIO(codes.getvalue()))
+    ours = trained(text, num_merges=400, min_frequency=2, tie_rule="subword-nmt")
+    known = set("".join(s for merge in ours.merges for s in merge))
+    checked = 0
+    for line in text.splitlines()[:400]:
+        ids = ours.encode(line)
+        assert ours.decode(ids, errors="strict") == " ".join(line.split())
+        if set(line.replace(" ", "")) <= known:  # else a character in no merge is its bytes
+            assert [ours.vocab[i] for i in ids] == _symbols_of_segment(bpe.process_line(line))
+            checked += 1
+        else:
+            assert any(i < 256 for i in ids)
+    assert checked > 200
+
+
+def test_encode_batch_decode_batch_and_files(tmp_path):
+    bpe = trained(["low low lower lowest newer wider"] * 3, num_merges=8)
+    texts = ["low lower", "  lowest\nnewer  wider ", "", "wide low"]
+    ids = bpe.encode_batch(texts)
+    assert ids == [bpe.encode(t) for t in texts]
+    assert ids[2] == [] and len(ids[0]) == len(bpe.encode("low")) + len(bpe.encode("lower"))
+    assert bpe.decode_batch(ids) == ["low lower", "lowest newer wider", "", "wide low"]
+    assert bpe.decode_bytes_batch(ids)[1] == b"lowest newer wider"
+    assert all(0 <= i < bpe.n_vocab for row in ids for i in row)
+    # save writes the codes file apply-bpe reads; load gives the same ids.
+    path = tmp_path / "codes.txt"
+    bpe.save(path)
+    assert path.read_text(encoding="utf-8").splitlines()[0] == "#version: 0.2"
+    again = CharBPE.load(path)
+    assert again.merges == bpe.merges and again.vocab == bpe.vocab
+    assert again.encode_batch(texts) == ids
+    with pytest.raises(FileExistsError):
+        bpe.save(path)
+    bpe.save(path, overwrite=True)
+    assert pickle.loads(pickle.dumps(bpe)).encode("lowest wider") == bpe.encode("lowest wider")
+
+
+def test_codes_version_0_1_ids_keep_the_marker_a_symbol(tmp_path):
+    path = tmp_path / "codes"
+    path.write_text("l o\nlo w\nlow </w>\ne r\ner </w>\nlow e\n", encoding="utf-8")
+    bpe = CharBPE.load(path)
+    ids = bpe.encode("low lower")
+    assert [bpe.vocab[i] for i in ids] == ["low</w>", "low", "er</w>"]
+    assert bpe.decode(ids) == "low lower"
+    assert bpe.token_to_id("</w>") is not None and bpe.token_to_id("zz") is None
+
+
+def test_characters_in_no_merge_are_their_bytes():
+    bpe = trained(["ab ab abc"], num_merges=3)
+    ids = bpe.encode("ab zé é")
+    marker = bpe.token_to_id("</w>")
+    assert ids == [bpe.token_to_id("ab</w>"), ord("z"), 0xC3, 0xA9, marker, 0xC3, 0xA9, marker]
+    assert bpe.decode(ids) == "ab zé é" and bpe.decode_bytes(ids) == "ab zé é".encode()
+    assert bpe.decode(ids[:3]) == "ab z\ufffd"
+    with pytest.raises(UnicodeDecodeError):
+        bpe.decode(ids[:3], errors="strict")
+
+
+def test_encode_and_decode_errors():
+    bpe = trained(["ab ab abc"], num_merges=3)
+    with pytest.raises(ValueError, match="lone surrogate"):
+        bpe.encode("ab \ud800")
+    with pytest.raises(ValueError, match="text 1 of the batch contains the lone surrogate"):
+        bpe.encode_batch(["ab", "\udc00"])
+    with pytest.raises(TypeError, match="text must be str"):
+        bpe.encode(b"ab")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not one str"):
+        bpe.encode_batch("ab ab")
+    with pytest.raises(ValueError, match=f"token id {bpe.n_vocab} at position 1"):
+        bpe.decode([0, bpe.n_vocab])
+    with pytest.raises(ValueError, match=r"batch\[1\]: token id -1 at position 0"):
+        bpe.decode_batch([[0], [-1]])

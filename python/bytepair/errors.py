@@ -22,6 +22,25 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
     warnings.warn(message, category, stacklevel=level + 1)
 
 
+def reject_surrogates(error: UnicodeEncodeError, what: str) -> ValueError:
+    """The ValueError for text holding a lone surrogate (``error``, from
+    encoding it as UTF-8), naming it and where; ``what`` names the text."""
+    char = error.object[error.start] if isinstance(error.object, str) else "?"
+    return ValueError(
+        f"{what} contains the lone surrogate {char!r} at position {error.start}: "
+        "it is not valid Unicode text and has no UTF-8 bytes to encode"
+    )
+
+
+def check_utf8(text: str, what: str) -> str:
+    """``text`` if it has UTF-8 bytes, else :func:`reject_surrogates`' error."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise reject_surrogates(e, what) from None
+    return text
+
+
 class FormatError(ValueError):
     """A tokenizer file is corrupt or inconsistent. Names the file and where."""
 

@@ -18,17 +18,9 @@ from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Literal, Optional, Protocol, TypeVar, Union
 
-from ..errors import DisallowedSpecialError
+from ..errors import DisallowedSpecialError, reject_surrogates
 
 SpecialSet = Union[Literal["all"], AbstractSet[str], Collection[str]]
-
-
-def reject_surrogates(error: UnicodeEncodeError, what: str) -> ValueError:
-    char = error.object[error.start] if isinstance(error.object, str) else "?"
-    return ValueError(
-        f"{what} contains the lone surrogate {char!r} at position {error.start}: "
-        "it is not valid Unicode text and has no UTF-8 bytes to encode"
-    )
 
 
 def on_text(native_call, text: str, *args):

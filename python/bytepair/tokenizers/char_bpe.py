@@ -1,38 +1,40 @@
 """Classic character-level BPE (Sennrich, Haddow and Birch 2016; subword-nmt).
 
-Words are the space-separated runs of a line (as subword-nmt's
-``learn-bpe``: lines end where ``str.splitlines()`` ends them, as ``codecs.open``
-reads them, and each line, its ending kept, is stripped of ``\\r``, ``\\n`` and
-spaces, then split on ``" "``), counted. A word is a sequence of characters whose last character
-carries the end-of-word marker (``"low"`` -> ``l``, ``o``, ``w</w>``). Training
-is the core's exact trainer over that alphabet (SPEC §1: the highest count
-wins; ties to the smallest ``(left, right)`` text by default, or to the largest
-with ``tie_rule="subword-nmt"``, which is subword-nmt's own rule), stopping
-after ``num_merges`` merges, at ``vocab_size`` symbols, or when the best count
-is below ``min_frequency`` (subword-nmt stops below 2). Encoding replays the
-merges by rank, lowest first, leftmost first, in the core (as for bytes). Codes files are subword-nmt's: ``#version: 0.2``,
-then one ``left right`` merge a line. A file of version 0.1 (or without the
-version line, which subword-nmt reads as 0.1) keeps the marker a symbol of its
-own (``"low"`` -> ``l``, ``o``, ``w``, ``</w>``), as subword-nmt applies it.
+Words are the space-separated runs of a line (as subword-nmt reads a file:
+lines end where ``str.splitlines()`` ends them, and each line, its ending
+kept, is stripped of ``\\r``, ``\\n`` and spaces, then split at ``" "``). A
+word is a sequence of characters whose last character carries the
+end-of-word marker (``"low"`` -> ``l``, ``o``, ``w</w>``). Encoding replays
+the merges by rank, lowest first, leftmost first, in the core (as for bytes);
+:meth:`CharBPE.segment` writes a line as subword-nmt's ``apply-bpe`` does.
+Training is ``bytepair.train(..., model="char-bpe")``. Files are subword-nmt's
+codes files (:mod:`bytepair.formats.subword_nmt`); a codes file of version 0.1
+keeps the marker a symbol of its own (``"low"`` -> ``l``, ``o``, ``w``,
+``</w>``), as subword-nmt applies it.
+
+Ids: subword-nmt has none, so the vocabulary is made from the merges alone,
+the same for a trained model and for its codes file read back: first the 256
+bytes (``<0x00>`` .. ``<0xFF>``), then the marker alone, then each character
+of the merges and that character with the marker (in the order of their UTF-8
+bytes), then each merge's result in rank order. A character in no merge is
+encoded as its UTF-8 bytes (followed by the marker when it ends a word), so
+every text has ids and decodes back.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Optional, Union
 
 from .. import _native
-from ..errors import FormatError, NotUtf8Error, decode_utf8
-from ._contract import reject_surrogates
+from ..errors import check_utf8
+from ..formats import subword_nmt
+from ..formats.subword_nmt import CODES_BREAKS, CODES_VERSIONS
+from ._contract import BatchDecoding, checked_batch, checked_ids
 
 END_OF_WORD = "</w>"
-CODES_VERSIONS = ("0.1", "0.2")
-# A codes file holds one "left right" merge a line (subword-nmt strips spaces
-# and \r\n from a line's ends): a symbol with one of these is read back as
-# other merges, or not at all.
-CODES_BREAKS = {" ": "a space", "\r": "a line break ('\\r')", "\n": "a line break ('\\n')"}
+N_BYTES = 256  # ids 0..255 are the bytes of characters in no merge
 
 
 def symbols_of(word: str, end_of_word: str = END_OF_WORD, version: str = "0.2") -> list[str]:
@@ -43,23 +45,18 @@ def symbols_of(word: str, end_of_word: str = END_OF_WORD, version: str = "0.2") 
     return [*word[:-1], word[-1] + end_of_word]
 
 
-def _codes_version(line: str, path: Path) -> str:
-    """The version a codes file's first line gives, as subword-nmt reads it
-    (trailing ``.0`` parts dropped); none is 0.1."""
-    if not line.startswith("#version:"):
-        return "0.1"
-    given = line.split()[-1] if line.split() else ""
-    version = given
-    while version.endswith(".0") and version.count(".") > 1:
-        version = version[:-2]
-    if version not in CODES_VERSIONS:
-        raise FormatError(
-            path,
-            f"codes version {given!r}: subword-nmt and bytepair read versions "
-            f"{' and '.join(CODES_VERSIONS)}",
-            "line 1",
-        )
-    return version
+def words_of(text: str) -> list[str]:
+    """The words of ``text``, lines as subword-nmt's ``learn-bpe`` reads them
+    from a file: its CLI reads with codecs.open, whose lines end where
+    str.splitlines() ends them (also \\r, \\v, \\f, \\x1c-\\x1e, \\x85,
+    \\u2028, \\u2029); a line keeps its ending, of which strip('\\r\\n ')
+    drops only \\r and \\n: "a\\x0cb" has the words "a\\x0c" and "b"."""
+    return [
+        word
+        for line in text.splitlines(keepends=True)
+        for word in line.strip("\r\n ").split(" ")
+        if word
+    ]
 
 
 def check_end_of_word(end_of_word: object) -> str:
@@ -77,8 +74,9 @@ def check_end_of_word(end_of_word: object) -> str:
     return end_of_word
 
 
-class CharBPE:
-    """Merges learned over characters; encodes words and lines."""
+class CharBPE(BatchDecoding):
+    """Merges learned over characters: encodes text to ids and back, and
+    words and lines as subword-nmt does."""
 
     def __init__(
         self,
@@ -100,6 +98,8 @@ class CharBPE:
         rules = [(self._id(a), self._id(b), self._id(a + b)) for a, b in self.merges]
         self._core = _native.CoreSymbolBPE(rules)
         self._cache: dict[str, tuple[str, ...]] = {}
+        self._vocabulary = self._make_vocabulary()
+        self._vocabulary_index = {s: N_BYTES + i for i, s in enumerate(self._vocabulary)}
 
     def _id(self, symbol: str) -> int:
         found = self._ids.get(symbol)
@@ -107,6 +107,26 @@ class CharBPE:
             found = self._ids[symbol] = len(self._symbols)
             self._symbols.append(symbol)
         return found
+
+    def _make_vocabulary(self) -> list[str]:
+        """The symbols after the 256 bytes, by id (see the module docstring)."""
+        marker = self.end_of_word
+        characters: set[str] = set()
+        for merge in self.merges:
+            for symbol in merge:
+                characters.update(symbol[: -len(marker)] if symbol.endswith(marker) else symbol)
+        base = characters | {marker}
+        if self.version == "0.2":
+            base |= {c + marker for c in characters}
+        vocabulary = sorted(base, key=lambda s: s.encode("utf-8", "surrogatepass"))
+        known = set(vocabulary)
+        for left, right in self.merges:
+            if left + right not in known:
+                known.add(left + right)
+                vocabulary.append(left + right)
+        return vocabulary
+
+    # ---- Encoding ----
 
     def encode_word(self, word: str) -> tuple[str, ...]:
         """The symbols of one word after the merges (the last one keeps the marker)."""
@@ -153,65 +173,112 @@ class CharBPE:
             out += [s + "@@" for s in symbols[:-1]] + [symbols[-1]]
         return " ".join(out)
 
-    def save_codes(self, path: Union[str, os.PathLike], *, overwrite: bool = False) -> None:
-        """Write subword-nmt's codes file."""
-        path = Path(path)
-        if path.exists() and not overwrite:
+    def _ids_of(self, words: list[str]) -> list[list[int]]:
+        """The ids of each word's symbols after the merges."""
+        index = self._vocabulary_index
+        marker = self.end_of_word
+        out = []
+        for symbols in self.encode_words(words):
+            ids = []
+            for symbol in symbols:
+                found = index.get(symbol)
+                if found is not None:
+                    ids.append(found)
+                    continue
+                # A character in no merge (merges make only known symbols): its bytes.
+                ends = symbol.endswith(marker) and symbol != marker
+                ids.extend((symbol[: -len(marker)] if ends else symbol).encode("utf-8"))
+                if ends:
+                    ids.append(index[marker])
+            out.append(ids)
+        return out
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of the words of ``text`` (cut as subword-nmt cuts lines
+        into words), each word's symbols after the merges."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        check_utf8(text, "text")
+        return [i for ids in self._ids_of(words_of(text)) for i in ids]
+
+    def encode_batch(self, texts: Iterable[str]) -> list[list[int]]:
+        """:meth:`encode` of each text; the words new to the tokenizer are
+        merged in the core, in parallel."""
+        texts = checked_batch(texts)
+        for i, text in enumerate(texts):
+            check_utf8(text, f"text {i} of the batch")
+        words = [words_of(text) for text in texts]
+        ids = iter(self._ids_of([w for text_words in words for w in text_words]))
+        return [[i for _ in text_words for i in next(ids)] for text_words in words]
+
+    # ---- Decoding ----
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The UTF-8 bytes of the words of ``ids``, one space between two (the
+        marker ends a word; a text's line breaks and runs of spaces are not in
+        the ids)."""
+        marker = self.end_of_word
+        vocabulary = self._vocabulary
+        out = bytearray()
+        for i in checked_ids(ids, self.n_vocab):
+            if i < N_BYTES:
+                out.append(i)
+                continue
+            symbol = vocabulary[i - N_BYTES]
+            if symbol.endswith(marker):
+                out += symbol[: -len(marker)].encode("utf-8") + b" "
+            else:
+                out += symbol.encode("utf-8")
+        return bytes(out[:-1] if out.endswith(b" ") else out)
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """:meth:`decode_bytes` as text; bytes that are no UTF-8 (ids of
+        bytes cut apart) are replaced unless ``errors="strict"``."""
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    # ---- The vocabulary ----
+
+    @property
+    def n_vocab(self) -> int:
+        return N_BYTES + len(self._vocabulary)
+
+    @property
+    def vocab(self) -> dict[int, str]:
+        """Id -> symbol (``<0xC3>`` for a byte; a word's last symbol carries the marker)."""
+        return {
+            **{b: f"<0x{b:02X}>" for b in range(N_BYTES)},
+            **{N_BYTES + i: s for i, s in enumerate(self._vocabulary)},
+        }
+
+    def token_to_id(self, symbol: str) -> Optional[int]:
+        """The id of the symbol ``symbol`` (not of a byte), or None."""
+        return self._vocabulary_index.get(symbol)
+
+    # ---- Files ----
+
+    def save(self, path: Union[str, os.PathLike[str]], *, overwrite: bool = False) -> None:
+        """Writes subword-nmt's codes file (what ``subword-nmt apply-bpe -c``
+        reads); an existing file is only replaced with ``overwrite=True``."""
+        if os.path.exists(path) and not overwrite:
             raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it")
-        for index, merge in enumerate(self.merges):  # a hand-built CharBPE may have any
-            for symbol in merge:
-                check_utf8(symbol, f"merges[{index}] {merge!r}")
-                problem = "an empty symbol" if not symbol else None
-                for char, name in CODES_BREAKS.items():
-                    if problem is None and char in symbol:
-                        problem = f"{name} in {symbol!r}"
-                if problem:
-                    raise ValueError(
-                        f"merges[{index}] {merge!r} has {problem}: a codes file holds one "
-                        "'left right' merge a line, so it could not be read back"
-                    )
-        lines = [f"#version: {self.version}"] + [f"{a} {b}" for a, b in self.merges]
-        path.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
+        subword_nmt.save(self.merges, self.version, path)  # refuses merges it cannot hold
 
     @classmethod
-    def load_codes(cls, path: Union[str, os.PathLike], end_of_word: str = END_OF_WORD) -> CharBPE:
-        """Read subword-nmt's codes file (with or without the version line,
+    def load(cls, path: Union[str, os.PathLike[str]], end_of_word: str = END_OF_WORD) -> CharBPE:
+        """Reads subword-nmt's codes file (with or without the version line,
         which subword-nmt reads as version 0.1)."""
-        merges = []
-        text = _read_codes(Path(path))
-        if not text.strip():  # subword-nmt refuses it too; no writer makes one
-            raise FormatError(path, "empty: a codes file holds a #version line or merges")
-        version = _codes_version(text.split("\n", 1)[0], Path(path))
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line or (number == 1 and line.startswith("#version:")):
-                continue
-            parts = line.split(" ")
-            if len(parts) != 2 or not all(parts):
-                raise FormatError(path, f"expected 'left right', got {line!r}", f"line {number}")
-            merges.append((parts[0], parts[1]))
+        merges, version = subword_nmt.load(path)
         return cls(merges, end_of_word, version=version)
 
+    # subword-nmt's names for the two.
+    save_codes = save
+    load_codes = load
 
-def _universal_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.merges, self.end_of_word, self.counts, self.version))
 
-
-def _read_codes(path: Path) -> str:
-    """A codes file's text, its lines ended by \\n (\\r\\n and \\r too, as in
-    text mode); FormatError naming the line and byte where it is not UTF-8."""
-    data = path.read_bytes()  # FileNotFoundError names the path
-    try:
-        return _universal_newlines(decode_utf8(data))
-    except NotUtf8Error as e:
-        line = _universal_newlines(data[: e.offset].decode("utf-8")).count("\n") + 1
-        raise FormatError(
-            path, f"not UTF-8 text (byte 0x{e.byte:02X} at offset {e.offset})", f"line {line}"
-        ) from None
-
-
-def check_utf8(text: str, what: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise reject_surrogates(e, what) from None
-    return text
+    def __repr__(self) -> str:
+        return (
+            f"<CharBPE merges={len(self.merges)} n_vocab={self.n_vocab} "
+            f"end_of_word={self.end_of_word!r} version={self.version!r}>"
+        )
