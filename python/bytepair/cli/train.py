@@ -153,7 +153,7 @@ def _check_train_options(args: argparse.Namespace) -> None:
             )
         return
     if args.vocab_size is None:
-        raise CommandError("--vocab-size is required (except with --resume)")
+        raise CommandError("give --vocab-size N (e.g. 32000 or 32k); only --resume goes without it")
     if args.checkpoint_every is not None and args.checkpoint is None:
         raise CommandError("--checkpoint-every goes with --checkpoint (or --resume)")
     if args.from_counts:
