@@ -1,5 +1,5 @@
 """trace(): training one merge at a time gives the trainer's merges, explains
-ties as SPEC §1 does, and shows the corpus after each merge."""
+ties as the training rule does, and shows the corpus after each merge."""
 
 from __future__ import annotations
 

@@ -250,7 +250,7 @@ def add_parsers(add_command: AddCommand) -> None:
         description="Encode the documents of INPUTS (files, globs, directories; text, JSON "
         "lines, Parquet; .gz/.zst) into shards of uint16 tokens (uint32 when the vocabulary "
         "needs it) with document offsets, on all cores. Read them with "
-        "bytepair.dataset.TokenDataset(OUT). An interrupted run goes on with --resume.",
+        "bytepair.TokenDataset(OUT). An interrupted run goes on with --resume.",
     )
     dataset_cmd.add_argument("inputs", nargs="+", metavar="INPUT")
     tokenizer_argument(dataset_cmd)
