@@ -284,10 +284,10 @@ def load(path: Union[str, os.PathLike[str]]) -> AnyTokenizer:
             raise FormatError(path, str(e)) from None
     if kind == "sentencepiece":
         proto = sentencepiece_format.load_proto(path)
-        model = sentencepiece_format.model_from_proto(proto, str(path))
+        pieces = sentencepiece_format.model_from_proto(proto, str(path))
         unk_surface = sentencepiece_format.unk_surface(proto)
         try:
-            return SentencePieceFileTokenizer(model, extra=unk_surface)
+            return SentencePieceFileTokenizer(pieces, extra=unk_surface)
         except ValueError as e:
             # The core checks the charsmap's whole trie; its error does not know the file.
             where = None

@@ -16,7 +16,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Literal, Optional, Protocol, TypeVar, Union
+from typing import Any, Callable, Literal, Optional, Protocol, SupportsIndex, TypeVar, Union, cast
 
 from ..errors import DisallowedSpecialError, reject_surrogates
 
@@ -51,7 +51,7 @@ def checked_ids(ids: Iterable[object], n_vocab: int) -> list[int]:
     checked = []
     for position, token in enumerate(ids):
         try:
-            value = operator.index(token)
+            value = operator.index(cast(SupportsIndex, token))
         except TypeError:
             raise ValueError(f"id at position {position} is {token!r}, not an int") from None
         if not 0 <= value < n_vocab:
@@ -63,7 +63,7 @@ def checked_ids(ids: Iterable[object], n_vocab: int) -> list[int]:
 def checked_id(token: object, n_vocab: int) -> int:
     """One id, read as :func:`checked_ids` reads each (no position to name)."""
     try:
-        value = operator.index(token)
+        value = operator.index(cast(SupportsIndex, token))
     except TypeError:
         raise ValueError(f"token id {token!r} is not an int") from None
     if not 0 <= value < n_vocab:
@@ -198,7 +198,7 @@ T = TypeVar("T")
 POOL_MIN_IDS = 1 << 16
 
 
-def decode_each(decode: Callable[[object], T], batch: object, num_threads: int) -> list[T]:
+def decode_each(decode: Callable[[Any], T], batch: object, num_threads: int) -> list[T]:
     """``decode`` of each list of ids in ``batch``, in order. A large batch
     is shared among up to ``num_threads`` threads (the core releases the GIL
     while it decodes). A bad id is named with its list's index in the batch."""

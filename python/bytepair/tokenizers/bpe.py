@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Literal, Optional, SupportsIndex, Union, cast
 
 from .. import _native
 from ..model import BPEModel
@@ -64,7 +64,7 @@ def _as_index(value: object) -> Optional[int]:
     if isinstance(value, bool):
         return None
     try:
-        return operator.index(value)
+        return operator.index(cast(SupportsIndex, value))
     except TypeError:
         return None
 
@@ -138,7 +138,7 @@ class Tokenizer(BatchDecoding):
         # allowed or all, the rest disallowed): they depend on no text, and
         # working them out per call cost a short text's encoding several times over.
         self._default_specials = {
-            name: tuple(map(tuple, self._chosen_specials(allowed, "all", [], batch=False)))
+            name: self._chosen_specials(allowed, "all", [], batch=False)
             for name, allowed in (("none", ()), ("all", "all"))
         }
 
@@ -160,7 +160,7 @@ class Tokenizer(BatchDecoding):
         disallowed_special: SpecialSet,
         texts: Sequence[object],
         batch: bool,
-    ) -> tuple[Sequence[int], Sequence[int]]:
+    ) -> tuple[list[int], list[int]]:
         """The core's (allowed, disallowed) special-token indices (see
         :func:`select_specials`; the core checks the special tokens). The
         model's non-special added tokens are always allowed: a name of one in
@@ -315,7 +315,8 @@ class Tokenizer(BatchDecoding):
             # The core reads only sequences; a generator or dict view is read once, here.
             ids = checked_ids(ids, self.n_vocab)
         try:
-            return self._core.decode_bytes(ids)
+            # The core reads any sequence of ints (numpy arrays too).
+            return self._core.decode_bytes(cast(list[int], ids))
         except (OverflowError, TypeError):
             # Names the first bad id; valid ids the core could not read go in as a list.
             return self._core.decode_bytes(checked_ids(ids, self.n_vocab))
@@ -340,7 +341,7 @@ class Tokenizer(BatchDecoding):
         parts = [entries[i] for i in ids]
         if not all(parts):  # None or b"": an unused id, as the core reads the table
             self._core.decode_bytes(ids)  # raises, naming the unused id and its position
-        return parts
+        return cast(list[bytes], parts)
 
     def decode_with_offsets(self, tokens: Iterable[int]) -> tuple[str, list[int]]:
         """The text of the tokens and, for each token, the index in that text
@@ -439,7 +440,10 @@ class Tokenizer(BatchDecoding):
         vocabulary (ranked by token id) they are derived: for each token, the
         last merge that makes it from its own bytes."""
         tokens = self._model.tokens
-        return [(tokens[left], tokens[right]) for left, right in self.merge_ids]
+        return cast(
+            list[tuple[bytes, bytes]],
+            [(tokens[left], tokens[right]) for left, right in self.merge_ids],
+        )
 
     @property
     def merge_ids(self) -> list[tuple[int, int]]:

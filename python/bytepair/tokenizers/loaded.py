@@ -29,6 +29,7 @@ from ..formats.hf_unigram import (
     FUSE,
     PRECOMPILED,
     UNICODE_STEPS,
+    DecoderStep,
     HFPipeline,
     MetaspaceDecoder,
     Prepend,
@@ -61,6 +62,7 @@ class LoadedTokenizer(SentencePieceTokenizer):
     encoder, and its special-token contract (none allowed)."""
 
     __slots__ = ("_core",)
+    _core: Any
     _library: str  # the library whose ids the class gives
     _source: str  # the file it reads, for messages
 
@@ -122,10 +124,13 @@ class SentencePieceFileTokenizer(LoadedTokenizer, flavor="sentencepiece"):
         extra: object = None,
     ) -> None:
         super().__init__(model, training=training)
+        if extra is not None and not isinstance(extra, str):
+            raise TypeError(f"extra must be the unk surface (a str), not {type(extra).__name__}")
         self._unk_surface = DEFAULT_UNK_SURFACE if extra is None else extra
         self._core = _sentencepiece_core(model)
 
-    def _extra(self) -> object:
+    @property
+    def extra(self) -> object:
         return self._unk_surface
 
     def _check_sampling(self, what: str) -> None:
@@ -238,7 +243,8 @@ class HFUnigramTokenizer(LoadedTokenizer, flavor="tokenizers"):
         self._core_decoder = _tokenizers_core_decoder(model, steps)
         self._byte_fallback = steps is not None and BYTE_FALLBACK in steps
 
-    def _extra(self) -> object:
+    @property
+    def extra(self) -> object:
         return self._pipeline
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
@@ -306,7 +312,9 @@ def _sentencepiece_core(model: SentencePieceModel):
     )
 
 
-def _tokenizers_core_decoder(model: SentencePieceModel, steps) -> Optional[object]:
+def _tokenizers_core_decoder(
+    model: SentencePieceModel, steps: Optional[list[DecoderStep]]
+) -> Optional[_native.CoreHfDecoder]:
     """The core's port of a tokenizer.json's decoder steps
     (``formats.hf_unigram.decoder_steps``), or None for a Replace with a
     regex, which only Python runs (``formats.hf_decoder``)."""

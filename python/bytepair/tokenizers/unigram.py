@@ -29,7 +29,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Literal, Optional, Union
+from typing import Any, Callable, ClassVar, Literal, Optional, TypeVar, Union
 
 from .. import _native
 from ..model import PIECE_KINDS, SentencePieceModel
@@ -44,6 +44,8 @@ from ._contract import (
     on_text,
     select_specials,
 )
+
+T = TypeVar("T")
 
 # The flavors, by where the model comes from (UnigramTokenizer, then bytepair.tokenizers.loaded).
 FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
@@ -115,7 +117,7 @@ class SentencePieceTokenizer(BatchDecoding):
     _ordinary_args: ClassVar[tuple[object, ...]] = ()
 
     def __init_subclass__(cls, flavor: Optional[str] = None, **kwargs: object) -> None:
-        super().__init_subclass__(**kwargs)  # type: ignore[arg-type]
+        super().__init_subclass__(**kwargs)
         if flavor is not None:
             cls.flavor = flavor
             SentencePieceTokenizer._flavors[flavor] = cls
@@ -152,12 +154,12 @@ class SentencePieceTokenizer(BatchDecoding):
             p: n
             for n, p in enumerate(p for p, k in zip(model.pieces, model.kinds) if k == "control")
         }
-        self._default_selection = {
-            name: tuple(
-                map(frozenset, select_specials(self._special_index, allowed, "all", (), False))
+        self._default_selection: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        for name, allowed_special in (("none", ()), ("all", "all")):
+            allowed, disallowed = select_specials(
+                self._special_index, allowed_special, "all", (), False
             )
-            for name, allowed in (("none", ()), ("all", "all"))
-        }
+            self._default_selection[name] = (frozenset(allowed), frozenset(disallowed))
         self._piece_index: Optional[dict[str, int]] = None
 
     # ---- Encoding ----
@@ -325,9 +327,7 @@ class SentencePieceTokenizer(BatchDecoding):
     def _check(self, ids: Iterable[int]) -> list[int]:
         return checked_ids(ids, len(self._model.pieces))
 
-    def _decode_in_core(
-        self, decode: Callable[..., bytes], ids: Iterable[int], *options: object
-    ) -> bytes:
+    def _decode_in_core(self, decode: Callable[..., T], ids: Iterable[int], *options: object) -> T:
         """``decode(ids, *options)``, a core's port of the reference's decoding;
         a bad id is a ValueError naming it and its position."""
         if not isinstance(ids, (list, tuple)) and not hasattr(ids, "__array__"):
@@ -447,12 +447,16 @@ class SentencePieceTokenizer(BatchDecoding):
     def _write_tokenizer_json(self, path: Path) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not save")
 
-    def _extra(self) -> object:
-        """What the constructor's ``extra`` was (for copies and pickles)."""
+    @property
+    def extra(self) -> object:
+        """What the constructor's ``extra`` holds for this flavor: a ``.model``
+        file's unk surface (what ``<unk>`` decodes to), a ``tokenizer.json``'s
+        pipeline (:class:`~bytepair.formats.hf_unigram.HFPipeline`), None for
+        a model trained here."""
         return None
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self._model, self.flavor, self._extra()))
+        return (_rebuild, (self._model, self.flavor, self.extra))
 
     def __repr__(self) -> str:
         return (
@@ -468,7 +472,8 @@ class UnigramTokenizer(SentencePieceTokenizer, flavor="bytepair"):
     sampled segmentations."""
 
     __slots__ = ("_core",)
-    _ordinary_args = ([], [])
+    _core: _native.CoreUnigram
+    _ordinary_args: ClassVar[tuple[object, ...]] = ([], [])
 
     def __init__(
         self,
