@@ -47,7 +47,7 @@ import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import BinaryIO, Callable, Optional, Union, cast
 
 import numpy as np
 
@@ -66,7 +66,7 @@ INT64_MAX = (1 << 63) - 1
 # Offsets are int64: a shard cannot count more tokens (and numpy refuses
 # larger limits with an OverflowError in the middle of a run).
 MAX_SHARD_TOKENS = INT64_MAX
-DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
+DTYPES: dict[str, np.dtype] = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
 OFFSETS_DTYPE = np.dtype("<i8")
 # Texts go to the encoder in batches of about this many characters: enough
 # work for every core per call; the reader fills the next few meanwhile.
@@ -209,8 +209,7 @@ def tokenizer_fingerprint(tokenizer) -> str:
     _feed(digest, _family(tokenizer))
     _feed(digest, tokenizer.model)
     _feed(digest, getattr(tokenizer, "flavor", None))
-    extra = getattr(tokenizer, "_extra", None)  # a tokenizer.json's HF pipeline
-    _feed(digest, extra() if callable(extra) else extra)
+    _feed(digest, getattr(tokenizer, "extra", None))  # a tokenizer.json's HF pipeline
     fingerprint = digest.hexdigest()
     if len(_fingerprints) >= 8:
         _fingerprints.clear()
@@ -708,7 +707,7 @@ class _ShardWriter:
         self.dtype = DTYPES[settings.dtype]
         self.eot, self.limit = settings.eot, settings.shard_tokens
         self.entries: list[dict] = []
-        self._file = None
+        self._file: Optional[BinaryIO] = None
         self._ends: list[np.ndarray] = []
         self.tokens = self.documents = 0
 
@@ -742,13 +741,14 @@ class _ShardWriter:
         if self._file is None:
             self._file = open(self.out / f"{self._name}.tokens.npy{TMP}", "wb")
             self._file.write(_npy_header(self.dtype, 0))
-        self._file.write(memoryview(np.ascontiguousarray(ids)).cast("B"))
+        self._file.write(np.ascontiguousarray(ids).data.cast("B"))
         self._ends.append(ends + self.tokens)
         self.tokens += len(ids)
         self.documents += len(ends)
 
     def _close_shard(self) -> None:
         name, f = self._name, self._file
+        assert f is not None  # a shard is open: _append opened it
         tokens_path, offsets_path = (self.out / f"{name}.{k}.npy" for k in ("tokens", "offsets"))
         f.seek(0)
         f.write(_npy_header(self.dtype, self.tokens))
@@ -763,7 +763,7 @@ class _ShardWriter:
             # Not np.save: an interrupt inside its write to a real file comes
             # out of numpy as a TypeError instead of a KeyboardInterrupt.
             g.write(_npy_header(OFFSETS_DTYPE, len(offsets)))
-            g.write(memoryview(offsets).cast("B"))
+            g.write(offsets.data.cast("B"))
             g.flush()
             os.fsync(g.fileno())
         os.replace(temporary, offsets_path)
@@ -1176,7 +1176,7 @@ class TokenDataset:
         """Document ``index``'s tokens; a slice gives a list of documents."""
         n = len(self)
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(n))]
+            return [cast(np.ndarray, self[i]) for i in range(*index.indices(n))]
         try:
             i = operator.index(index)
         except TypeError:

@@ -21,14 +21,16 @@ import shutil
 import stat
 import tempfile
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
-from typing import IO, BinaryIO, Callable, Optional, Union
+from typing import IO, Callable, Optional, Union, cast
 
 from ..errors import FormatError, NotUtf8Error
 
 PathInput = Union[str, "os.PathLike[str]"]
 OnRead = Optional[Callable[[int], None]]
+# A binary file as read: a file, or a (de)compressing or counting stream over it.
+Binary = Union[io.RawIOBase, io.BufferedIOBase]
 COMPRESSED = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -180,7 +182,7 @@ def input_files(
 class _Counted(io.RawIOBase):
     """A binary file that tells ``on_read`` how many bytes were read from it."""
 
-    def __init__(self, file: BinaryIO, on_read: Callable[[int], None]) -> None:
+    def __init__(self, file: Binary, on_read: Callable[[int], None]) -> None:
         self._file, self._on_read = file, on_read
 
     def readable(self) -> bool:
@@ -217,7 +219,7 @@ class _ZstdFrames(io.RawIOBase):
     the data. Only headers are parsed; block contents are skipped. Data that
     is not a frame is left to the decompressor to refuse."""
 
-    def __init__(self, file: BinaryIO) -> None:
+    def __init__(self, file: Binary) -> None:
         self._file = file
         self._state = "magic"  # the part being read: "magic", "descriptor",
         # "frame header", "block", "skippable size"; "unknown" stops following
@@ -308,7 +310,7 @@ def _decompression_error(path: Path, error: BaseException, where: Optional[str])
 
 
 @contextlib.contextmanager
-def _open_binary(path: Path, on_read: OnRead = None) -> Iterator[IO[bytes]]:
+def _open_binary(path: Path, on_read: OnRead = None) -> Iterator[Binary]:
     kind = COMPRESSED.get(path.suffix.lower())
     if kind == "zstd":
         try:
@@ -316,16 +318,16 @@ def _open_binary(path: Path, on_read: OnRead = None) -> Iterator[IO[bytes]]:
         except ImportError:
             raise FormatError(path, "reading .zst files needs the zstandard package") from None
     with open(path, "rb") as file:
-        stored = file if on_read is None else _Counted(file, on_read)
+        stored: Binary = file if on_read is None else _Counted(file, on_read)
         if kind == "gzip":
             with gzip.GzipFile(fileobj=stored, mode="rb") as stream:
                 yield stream
         elif kind == "zstd":
             frames = _ZstdFrames(stored)
             with zstandard.ZstdDecompressor().stream_reader(
-                frames, read_across_frames=True, closefd=False
+                cast(IO[bytes], frames), read_across_frames=True, closefd=False
             ) as stream:
-                yield stream
+                yield cast(io.RawIOBase, stream)  # it reads as one
         else:
             yield stored
 
@@ -347,7 +349,7 @@ def _lines(path: Path, on_read: OnRead) -> Iterator[tuple[int, str]]:
     its own, so an encoding error names its line. A truncated or corrupt
     compressed file is a FormatError saying how many lines came before."""
     with _open_binary(path, on_read) as raw:
-        lines = io.BufferedReader(raw)
+        lines = io.BufferedReader(cast(io.RawIOBase, raw))
         number = offset = 0
         while True:
             try:
@@ -527,7 +529,9 @@ def _parquet_documents(path: Path, field: str, on_read: OnRead) -> Iterator[str]
         yield from _parquet_rows(pq, path, _Counted(file, on_read), field)
 
 
-def _parquet_rows(pq, path: Path, source: Union[Path, BinaryIO], field: str) -> Iterator[str]:
+def _parquet_rows(
+    pq, path: Path, source: Union[Path, IO[bytes], Binary], field: str
+) -> Iterator[str]:
     try:
         reader = pq.ParquetFile(source)
     except Exception as e:  # pyarrow raises its own error types for corrupt files
@@ -584,7 +588,7 @@ class Documents(Iterator[str]):
         self.inputs, self.field, self.on_read = inputs, field, on_read
         self.exclude = tuple(exclude)
         self._files: Optional[list[Path]] = None
-        self._documents: Optional[Iterator[str]] = None
+        self._documents: Optional[Generator[str, None, None]] = None
 
     @property
     def started(self) -> bool:
@@ -604,7 +608,7 @@ class Documents(Iterator[str]):
             self._files = list(input_files(self.inputs, exclude=self.exclude))
         return self._files
 
-    def _read(self) -> Iterator[str]:
+    def _read(self) -> Generator[str, None, None]:
         files = (
             self.files()
             if self._files is not None

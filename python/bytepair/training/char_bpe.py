@@ -86,9 +86,9 @@ def train_char_bpe(
             "(characters, and characters that end a word), which are all in the vocabulary"
         )
     index = {s: i for i, s in enumerate(alphabet)}
-    limit = vocab_size if vocab_size is not None else len(alphabet) + num_merges
-    if num_merges is not None and vocab_size is not None:
-        limit = min(vocab_size, len(alphabet) + num_merges)
+    # The first limit reached: vocab_size symbols, or the alphabet and num_merges merges.
+    by_merges = None if num_merges is None else len(alphabet) + num_merges
+    limit = min(n for n in (vocab_size, by_merges) if n is not None)
     tokens, merges, merge_counts, stop = _native.train_bpe_symbols(
         [([index[s] for s in symbols], c) for symbols, c in words],
         [s.encode("utf-8") for s in alphabet],

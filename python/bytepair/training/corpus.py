@@ -15,7 +15,7 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Optional, TypeVar, Union
@@ -137,7 +137,7 @@ T = TypeVar("T")
 _END = object()
 
 
-def read_ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
+def read_ahead(items: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
     """The items of ``items``, made by a thread that keeps up to ``depth`` of
     them ready: files are read and cut while the core counts the batch before
     (it releases the GIL). An error in ``items`` is raised here, as raised;
@@ -175,7 +175,7 @@ def read_ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
             if error is _END:
                 return
             if error is not None:
-                raise error  # type: ignore[misc]
+                raise error
             yield item
     finally:
         stop.set()

@@ -157,7 +157,7 @@ def _complete_records(data: bytes, at: int, path: Path, offset: int, out: list) 
     where the first incomplete one starts (``offset``: file position of data[0])."""
     end = len(data)
     while at < end:
-        fields = []
+        fields: list[Union[bytes, int]] = []
         p = at
         for _ in range(2):  # uvarint(len), then uvarint(count) after the bytes
             value = shift = 0
@@ -254,16 +254,19 @@ def merge_shards(
             if problem is not None:
                 key, message = problem
                 raise ValueError(f"merge_shards: entries[{i}]{'.' * bool(key)}{key}: {message}")
+    given: list[Optional[dict]] = list(entries) if entries is not None else [None] * len(paths)
     readers = [
         zip(
             read_shard(p, sha256=e["sha256"], records=e["records"]) if e else read_shard(p),
             repeat(i),
         )
-        for i, (p, e) in enumerate(zip(paths, entries or [None] * len(paths)))
+        for i, (p, e) in enumerate(zip(paths, given))
     ]
 
     def summed() -> Iterator[tuple[bytes, int]]:
-        current, total, held = None, 0, []
+        current: Optional[bytes] = None
+        total = 0
+        held: list[tuple[int, int]] = []
         for (pretoken, count), i in heapq.merge(*readers):
             if pretoken != current:
                 if current is not None:
@@ -470,7 +473,8 @@ def _groups(partitions: int, records: int) -> int:
 
 class _Writer:
     def __init__(self, out: Path, partitions: int) -> None:
-        self.out, self.partitions, self.run, self.shards = out, partitions, 0, []
+        self.out, self.partitions, self.run = out, partitions, 0
+        self.shards: list[dict] = []
 
     def flush(self, counter) -> None:
         # A group of partitions at a time, sorted in the core, then cut into
