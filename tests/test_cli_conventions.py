@@ -265,10 +265,12 @@ def test_argument_errors_are_one_line_and_a_hint(args, capsys):
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2, lines
     prog = " ".join(["bytepair", *args[:2]]) if args[0] == "gage" else f"bytepair {args[0]}"
+    shown = "the options"
     if args == ["trian"]:
-        prog = "bytepair"
+        prog, shown = "bytepair", "the commands"
+        assert "invalid choice: 'trian'" in lines[0]
     assert lines[0].startswith(f"{prog}: error: ")
-    assert lines[1] == f"(`{prog} --help` shows the options)"
+    assert lines[1] == f"(`{prog} --help` shows {shown})"
 
 
 # ---- Summaries, not dumps ----

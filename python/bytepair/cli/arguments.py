@@ -26,7 +26,9 @@ class Parser(argparse.ArgumentParser):
     """An argument error as one line and where to look, not the whole usage."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} --help` shows the options)\n")
+        # The program's own parser has commands, not options, to show.
+        what = "the commands" if " " not in self.prog else "the options"
+        self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} --help` shows {what})\n")
 
 
 class Renamed(argparse.Action):
