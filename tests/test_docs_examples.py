@@ -200,6 +200,9 @@ def run_console(block: Block, cwd: Path) -> None:
     [pytest.param(p, marks=pytest.mark.slow) if page_id(p) in SLOW_PAGES else p for p in PAGES],
     ids=page_id,
 )
+@pytest.mark.filterwarnings(
+    "error::UserWarning"
+)  # an example that warns shows the reader a warning
 def test_examples_run(page: Path, workdir: Path) -> None:
     namespace: dict = {"__name__": "__docs_example__"}
     ran = 0
