@@ -1,4 +1,4 @@
-"""Optional normalization of text before pre-tokenization (SPEC §4): NFC or
+"""Optional normalization of text before pre-tokenization: NFC or
 NFKC, then lowercase, for byte-level BPE.
 
 It applies to the text between special tokens: those are found in the text as

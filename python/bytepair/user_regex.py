@@ -59,7 +59,7 @@ can match empty before it can match more (see ``Info`` below).
 What remains is the Unicode data: ``regex`` and the ``regex`` crate may ship
 different Unicode versions, so a code point assigned, re-classified or given a
 case partner in between (U+0295 became Lo in Unicode 17) can be read
-differently, as the README says of the builtin patterns.
+differently, as docs/design/pretokenizers.md says of the builtin patterns.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ else that would make ``tokenizers`` give other ids than ours (another normalizer
 BPE-dropout, byte fallback, word prefixes/suffixes,
 ``add_prefix_space``, Metaspace, a regex the engines read differently, ...)
 is a FormatError naming it: a file is read
-exactly or not at all. Not yet read: Unigram models (SPEC §5).
+exactly or not at all. Unigram models are read by :mod:`.hf_unigram`.
 """
 
 from __future__ import annotations

@@ -1,17 +1,17 @@
 """Byte-level BPE, written to be read: the oracle every fast path is tested against.
 
 What it follows:
-- SPEC section 1 (training), literally: special tokens are cut out of the text,
+- The training rule (docs/design/training.md), literally: special tokens are cut out of the text,
   every remaining piece is pre-tokenized, distinct pre-tokens are counted with
   their multiplicity, and each iteration recounts *all* adjacent pairs from
   scratch. The winner is the most frequent pair; ties go to the smallest
   ``(left_bytes, right_bytes)`` tuple. Symbols are identified by their bytes, so
   two merges that make the same bytes share one id.
-- SPEC section 2 (encoding), literally: each pre-token starts as its bytes and
+- The encoding rule (docs/design/encoding.md), literally: each pre-token starts as its bytes and
   the adjacent pair of lowest merge rank (leftmost first) is merged until no
   pair has a rank. Allowed special tokens are split out first, and so are the
   non-special added tokens (HuggingFace's ``"special": false``), always.
-- SPEC section 4's normalization, literally: NFC or NFKC (Python's
+- The normalization, literally: NFC or NFKC (Python's
   ``unicodedata``), then lowercase one character at a time, applied to the
   text between the special tokens (found in the text as given).
 - The habits of karpathy/minbpe: one short function per idea, plain lists and
@@ -168,7 +168,7 @@ def split_special(text: str, specials: Iterable[str]) -> list[tuple[str, bool]]:
 
 
 # ---------------------------------------------------------------------------
-# Training (SPEC section 1)
+# Training
 # ---------------------------------------------------------------------------
 
 
@@ -210,7 +210,7 @@ def checked_texts(texts: Iterable[str] | str) -> Iterator[str]:
 
 
 def normalize(text: str, forms: Iterable[str] = ()) -> str:
-    """SPEC section 4: ``text`` with each of ``forms`` applied in order:
+    """The normalization: ``text`` with each of ``forms`` applied in order:
     ``"nfc"`` / ``"nfkc"`` (Unicode normalization forms), ``"lowercase"``
     (each character lowercased on its own, with no context rule: a final
     capital sigma becomes σ, as HuggingFace tokenizers' Lowercase does)."""
@@ -275,7 +275,7 @@ def merge_pair(symbols: list, pair: tuple) -> list:
 def _add_token(new_token: bytes, tokens: list[bytes], token_id: dict[bytes, int]) -> int:
     """Id of the merged token ``new_token``, appending it to ``tokens`` only if it is new.
 
-    SPEC section 1 identifies symbols by their bytes: were two merges ever to make
+    The training rule identifies symbols by their bytes: were two merges ever to make
     the same bytes ((a, bc), later (ab, c)), the second reuses the id and the
     vocabulary does not grow. This trainer cannot actually reach that case: a
     symbol's span always evolves exactly as the same bytes would in isolation,
@@ -364,7 +364,7 @@ def train(
 
 
 # ---------------------------------------------------------------------------
-# Encoding (SPEC section 2)
+# Encoding
 # ---------------------------------------------------------------------------
 
 
@@ -542,5 +542,5 @@ def decode_bytes(ids: Iterable[int], tokens: list[bytes]) -> bytes:
 
 def decode(ids: Iterable[int], tokens: list[bytes], errors: str = "replace") -> str:
     """The text of ``ids``: :func:`decode_bytes` as UTF-8, invalid bytes
-    handled by ``errors`` (SPEC section 2: ``"replace"`` by default)."""
+    handled by ``errors`` (``"replace"`` by default)."""
     return decode_bytes(ids, tokens).decode("utf-8", errors=errors)

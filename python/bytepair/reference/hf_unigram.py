@@ -10,7 +10,7 @@
 2. The charsmap is read per extended grapheme cluster with the *shortest* matching rule
    (:func:`bytepair.reference.normalize.apply_charsmap_tokenizers`), not per position
    with the longest; no whitespace rules besides the file's Replace steps. NFC, NFKC
-   and Lowercase steps are SPEC section 4's (:func:`bytepair.reference.bpe.normalize`).
+   and Lowercase steps are bytepair's normalization (:func:`bytepair.reference.bpe.normalize`).
 3. Pre-tokenization: optional WhitespaceSplit (cut at Unicode White_Space, dropping it)
    or the Split that isolates characters of no normal piece (bytepair's own export),
    then Metaspace on each piece: spaces become ``▁``, a ``▁`` is put in front unless

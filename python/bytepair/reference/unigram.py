@@ -2,7 +2,7 @@
 
 This is the oracle the Rust core's unigram trainer and encoder are ported from
 and tested against, bit for bit. It follows the team's exact statement of the
-algorithm (docs/unigram.md): SentencePiece's trainer with every order and every tie
+algorithm (docs/design/unigram.md): SentencePiece's trainer with every order and every tie
 fixed. The arithmetic is IEEE f64 with ``math.log`` / ``math.exp`` only, and
 every sum runs in the order written below.
 
@@ -31,7 +31,7 @@ The *working table* is a dict ``piece -> score`` and is always walked in
 sorted-by-piece order ("table order"); every sum over the table runs in that
 order.
 
-Choices made where docs/unigram.md is silent (the Rust core must make the same):
+Choices made where docs/design/unigram.md is silent (the Rust core must make the same):
 
 - An empty text has no words (not a lone dummy ``'▁'``), so it encodes to ``[]``.
 - Special tokens are cut out of a text first (leftmost, then longest, as in
@@ -39,7 +39,7 @@ Choices made where docs/unigram.md is silent (the Rust core must make the same):
   counted. In metaspace mode the dummy ``'▁'`` goes in front of every
   ordinary piece of text, the one after a special token too (as tokenizers'
   ``Prepend`` normalizer does), and decoding drops it again.
-- SPEC section 4's optional normalization (NFC or NFKC, then lowercase, as
+- bytepair's optional normalization (NFC or NFKC, then lowercase, as
   :func:`bytepair.reference.bpe.normalize`) applies to each ordinary piece of
   text between special tokens, before it is cut into words.
 - A special token's text is never a seed, so no normal piece repeats it (a
@@ -52,7 +52,7 @@ Choices made where docs/unigram.md is silent (the Rust core must make the same):
 - ``seed_size`` counts the multi-character seeds only; the covered characters
   are added on top of them.
 - Integer counts become f64 exactly (they stay far below 2**53); sums of them
-  that docs/unigram.md writes as f64 are done as f64 (``0.0 + ...`` in table order).
+  that docs/design/unigram.md writes as f64 are done as f64 (``0.0 + ...`` in table order).
 - The unk score is ``min(table scores) - 10``, taken over the whole current
   table (once per E-step, per pruning, per encoding; at encoding the table is
   the normal pieces).
@@ -61,7 +61,7 @@ Choices made where docs/unigram.md is silent (the Rust core must make the same):
 - ``character_coverage`` must be in (0, 1]; the threshold is the f64 product
   ``character_coverage * total`` and the integer running sum is compared to it
   exactly.
-- In the pruning step docs/unigram.md's ``freq[q]`` and ``F_raw[q]`` are the same
+- In the pruning step docs/design/unigram.md's ``freq[q]`` and ``F_raw[q]`` are the same
   integers (both count a piece once per occurrence in a Viterbi path), so one
   table holds them.
 - The EM rounds always run at least once, even if the seed table is already
@@ -84,7 +84,7 @@ Choices made where docs/unigram.md is silent (the Rust core must make the same):
   equal after a later addition, the Viterbi recurrence is the definition.
 - Pruning's "removable" test and its ``freq == 0`` test almost always agree (a
   piece that loses to its own split also loses inside any word); both are
-  kept because docs/unigram.md states both.
+  kept because docs/design/unigram.md states both.
 
 What it leaves out, on purpose: speed (a lattice is rebuilt from the dict for
 every word, every time) and file formats. Validation raises ``ValueError`` or
@@ -220,8 +220,8 @@ def _pieces_of_text(
 ) -> list[tuple[str, bool]]:
     """``text`` as ``(word, False)`` and ``(special, True)`` items, in order.
 
-    Specials are cut out first, and the text between them normalized (SPEC
-    section 4: ``normalization`` names the steps). In metaspace mode every ordinary piece gets
+    Specials are cut out first, and the text between them normalized
+    (``normalization`` names the steps). In metaspace mode every ordinary piece gets
     the dummy ``'▁'`` (HF tokenizers' ``Prepend`` normalizer does the same to
     each piece between added tokens, so exported models give the same ids).
     """
@@ -780,7 +780,7 @@ def _viterbi_frequencies(
 ) -> tuple[dict[str, int], int]:
     """(freq[q]: count-weighted occurrences of q in the words' Viterbi paths, vsum).
 
-    docs/unigram.md's F_raw is the same number: a piece twice in a path counts twice.
+    docs/design/unigram.md's F_raw is the same number: a piece twice in a path counts twice.
     """
     freq = {piece: 0 for piece in sorted(scores)}
     vsum = 0
@@ -885,8 +885,7 @@ class UnigramResult:
         desc, piece asc).
     pretokenizer: ``"metaspace"`` or the bytepair :class:`Pretokenizer` used.
     rounds: what each round of training did (table sizes, objectives).
-    normalization: what is done to the text between special tokens (SPEC
-        section 4), in order.
+    normalization: what is done to the text between special tokens, in order.
     """
 
     pieces: list[str]
