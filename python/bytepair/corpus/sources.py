@@ -390,43 +390,48 @@ class _TextCutter:
         self.open: list[str] = []  # the lines of the document not ended yet
         self.offset = 0  # the bytes and the lines before the next block
         self.lines = 0
+        self.error: Optional[FormatError] = None
 
-    def cut(self, block: bytes) -> Iterator[str]:
+    def cut(self, block: bytes) -> list[str]:
         """The documents that end in ``block`` (whole lines, or the text's
-        last line without its end); the last may go on in the next block."""
+        last line without its end); the last may go on in the next block.
+        Bytes that are not UTF-8 end the documents before their line and set
+        :attr:`error`, for the caller to raise after them."""
         try:
             text = block.decode("utf-8")
         except UnicodeDecodeError as e:
             line_start = block.rfind(b"\n", 0, e.start) + 1
-            yield from self.cut(block[:line_start])  # the whole lines before it
+            documents = self.cut(block[:line_start])  # the whole lines before it
             error = NotUtf8Error(self.offset + e.start - line_start, self.lines + 1, block[e.start])
             # The offset counts the bytes of the text (after decompression).
-            raise FormatError(self.path, str(error)) from None
+            self.error = FormatError(self.path, str(error))
+            return documents
         self.offset += len(block)
         self.lines += block.count(b"\n")
+        documents = []
         lead = _EMPTY_LINES.match(text)
         if lead is not None:
-            yield from self.end()
+            documents = self.end()
             text = text[lead.end() :]
         pieces = _BREAK.split(text)
         if len(pieces) == 1:
             if text:
                 self.open.append(text)
-            return
+            return documents
         self.open.append(pieces[0])
-        yield from self.end()
-        for piece in pieces[1:-1]:
-            yield piece.rstrip("\r\n")
+        documents += self.end()
+        documents += [piece.rstrip("\r\n") for piece in pieces[1:-1]]
         if pieces[-1]:
             self.open.append(pieces[-1])
+        return documents
 
-    def end(self) -> Iterator[str]:
+    def end(self) -> list[str]:
         """The document not ended yet, if any (a last line of only \r is none)."""
-        if self.open:
-            document = "".join(self.open).rstrip("\r\n")
-            self.open = []
-            if document:
-                yield document
+        if not self.open:
+            return []
+        document = "".join(self.open).rstrip("\r\n")
+        self.open = []
+        return [document] if document else []
 
 
 def _text_documents(path: Path, on_read: OnRead) -> Iterator[str]:
@@ -450,8 +455,12 @@ def _text_documents(path: Path, on_read: OnRead) -> Iterator[str]:
                 whole = b"".join([*rest, whole])
             rest = [] if end == len(block) else [block[end:]]
             yield from cutter.cut(whole)
+            if cutter.error is not None:
+                raise cutter.error
         if rest:
             yield from cutter.cut(b"".join(rest))
+            if cutter.error is not None:
+                raise cutter.error
     yield from cutter.end()
 
 
@@ -592,7 +601,7 @@ class Documents(Iterator[str]):
 
     @property
     def started(self) -> bool:
-        """Whether a document was asked for."""
+        """Whether reading began (a document was asked for, or the documents iterated)."""
         return self._documents is not None
 
     def excluding(self, *directories: PathInput) -> Documents:
@@ -624,8 +633,12 @@ class Documents(Iterator[str]):
             else:
                 yield from _text_documents(path, on_read)
 
-    def __iter__(self) -> Documents:
-        return self
+    def __iter__(self) -> Iterator[str]:
+        # The reading generator itself (this object's __next__ reads from it
+        # too): a loop over the documents then costs no Python call apiece.
+        if self._documents is None:
+            self._documents = self._read()
+        return self._documents
 
     def __next__(self) -> str:
         if self._documents is None:
