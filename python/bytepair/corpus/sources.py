@@ -426,7 +426,7 @@ class _TextCutter:
         return documents
 
     def end(self) -> list[str]:
-        """The document not ended yet, if any (a last line of only \r is none)."""
+        """The document not ended yet, if any (a last line of only \\r is none)."""
         if not self.open:
             return []
         document = "".join(self.open).rstrip("\r\n")
@@ -667,7 +667,7 @@ def read_documents(
     - ``*.parquet``: the ``field`` column, one document a row (read in record
       batches; needs pyarrow);
     - anything else is plain UTF-8 text, where an empty line (nothing before
-      its ``\n`` but ``\r``) ends a document: a document is a run of
+      its ``\\n`` but ``\\r``) ends a document: a document is a run of
       non-empty lines, without the line break after its last line. Empty
       lines belong to no document (so several in a row are one break); a
       line of spaces or tabs is not empty and belongs to its document. A file

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator
 from typing import Optional
 
 from .. import _native
-from ..errors import warn
-from ..tokenizers.char_bpe import END_OF_WORD, CharBPE, check_end_of_word, check_utf8, symbols_of
+from ..errors import check_utf8, warn
+from ..tokenizers.char_bpe import END_OF_WORD, CharBPE, check_end_of_word, symbols_of, words_of
 from .corpus import MAX_COUNT, MAX_VOCAB_SIZE, Corpus, check_size, corpus_texts, progress_bar
 
 TIE_RULES = ("smallest", "subword-nmt")
@@ -27,18 +27,9 @@ TIE_RULES = ("smallest", "subword-nmt")
 
 def word_counts(texts: Iterable[str]) -> Counter:
     """subword-nmt's vocabulary: the non-empty space-separated words of every
-    line, lines as ``subword-nmt learn-bpe`` reads them from a file."""
-    counts: Counter = Counter()
-    for text in texts:
-        # subword-nmt's CLI reads with codecs.open, whose lines end where
-        # str.splitlines() ends them (also \r, \v, \f, \x1c-\x1e, \x85,
-        # \u2028, \u2029); a line keeps its ending, of which strip('\r\n ')
-        # drops only \r and \n: "a\x0cb" has the words "a\x0c" and "b".
-        for line in text.splitlines(keepends=True):
-            for word in line.strip("\r\n ").split(" "):
-                if word:
-                    counts[word] += 1
-    return counts
+    line, lines as ``subword-nmt learn-bpe`` reads them from a file
+    (:func:`~bytepair.tokenizers.char_bpe.words_of`)."""
+    return Counter(word for text in texts for word in words_of(text))
 
 
 def train_char_bpe(

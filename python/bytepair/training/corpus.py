@@ -22,7 +22,7 @@ from typing import Any, Optional, TypeVar, Union
 
 from .. import _native
 from ..corpus.sources import OnRead, read_documents
-from ..tokenizers._contract import reject_surrogates
+from ..errors import reject_surrogates
 
 CorpusItem = Union[str, "os.PathLike[str]"]
 Corpus = Union[CorpusItem, Iterable[CorpusItem]]
