@@ -40,6 +40,7 @@ from ..formats.hf_unigram import (
     decoder_steps,
     prepend_scheme,
 )
+from ..formats.hf_unigram_bytepair import not_written_by_bytepair, split_refusal
 from ..formats.sentencepiece import DEFAULT_UNK_SURFACE
 from ..model import SentencePieceModel, SentencePieceNormalizer
 from ._contract import SpecialSet, batch_surrogate_error, checked_batch, on_text, special_finder
@@ -48,9 +49,7 @@ from .unigram import (
     SentencePieceTokenizer,
     UnigramTrainingReport,
     checked_alpha,
-    not_written_by_bytepair,
     sampling_seed,
-    split_refusal,
 )
 
 # Texts on which tokenizers' reading of a converted .model often differs from sentencepiece.
@@ -375,7 +374,7 @@ def _tokenizers_core(model: SentencePieceModel, pipeline):
 
 def from_tokenizers_file(model: SentencePieceModel, pipeline) -> SentencePieceTokenizer:
     """The tokenizer for a Unigram ``tokenizer.json``. A file this library
-    wrote for a model it trained (:func:`~bytepair.tokenizers.unigram.for_tokenizers`'s shape) gives the
+    wrote for a model it trained (:func:`~bytepair.formats.hf_unigram_bytepair.for_tokenizers`'s shape) gives the
     same ids under both libraries' rules, so it loads as a bytepair model,
     with n-best and sampling; any other file follows tokenizers' rules (and
     one that keeps bytepair's Split of unknown characters, which only the
