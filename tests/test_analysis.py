@@ -121,6 +121,7 @@ def test_analyze_refuses_empty_texts(tmp_path, capsys, tok):
         assert captured.err.startswith("bytepair: error: ") and message in captured.err, args
 
 
+@pytest.mark.slow
 def test_analyze_plot(tmp_path, capsys):
     pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the viz extra)")
     train, held = tmp_path / "train.txt", tmp_path / "held.txt"

@@ -114,6 +114,7 @@ def _needs_scale_data() -> None:
         pytest.skip(f"shared data absent at {SHARED_DATA} (set BYTEPAIR_SHARED_DATA): {missing}")
 
 
+@pytest.mark.slow
 def test_scale_corpus_is_built_once_and_mixed(tmp_path):
     """The scale corpus: parts of about equal size, all three sources, documents
     whole, and the cache reused for the same recipe (rebuilt for another)."""

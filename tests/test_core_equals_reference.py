@@ -75,6 +75,7 @@ def test_special_tokens_are_cut_out_like_the_reference(texts, specials):
 ADDED_CANDIDATES = ["<s>", "<|end|>", "ab", "  ", "b<", "<s"]
 
 
+@pytest.mark.slow
 @given(
     corpora,
     st.lists(st.sampled_from(ADDED_CANDIDATES), min_size=1, max_size=5, unique=True),

@@ -500,6 +500,7 @@ class _CountingCounter:
         return getattr(self.inner, name)
 
 
+@pytest.mark.slow
 def test_a_flush_passes_over_the_counts_once_and_writes_the_same_shards(tmp_path, monkeypatch):
     import types
     import zlib
@@ -529,6 +530,7 @@ def test_a_flush_passes_over_the_counts_once_and_writes_the_same_shards(tmp_path
         assert list(read_shard(out / shard["file"])) == expected[shard["partition"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("partitions", [1_000, 997], ids=["composite", "prime"])
 def test_flushing_groups_of_partitions_writes_the_shards_one_partition_at_a_time_would(
     partitions, tmp_path, monkeypatch

@@ -246,6 +246,7 @@ def test_interrupted_then_resumed_equals_uninterrupted(corpus, trained, tmp_path
     assert kept.stat().st_mtime_ns == before  # complete shards are not written again
 
 
+@pytest.mark.slow
 def test_leftover_temporary_and_incomplete_files_are_never_taken_for_shards(
     corpus, trained, tmp_path, monkeypatch
 ):
@@ -734,6 +735,7 @@ def test_progress_bar_counts_input_bytes(corpus, trained, tmp_path, capsys):
     assert "encoding" in err and "100%" in err and f"{total / 1000:.1f}k" in err
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_the_command_line_then_resume(corpus, trained, tmp_path):
     """A real SIGINT to `bytepair encode-dataset` while it writes shards: exit
     130, no temporary file left, and --resume gives the uninterrupted shards."""
@@ -783,6 +785,7 @@ def count_listings(monkeypatch, directory: Path) -> list[int]:
     return calls
 
 
+@pytest.mark.slow
 def test_many_input_files_list_the_output_once_and_resume_identically(
     trained, tmp_path, monkeypatch
 ):

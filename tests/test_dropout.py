@@ -24,6 +24,7 @@ def tiktoken_rule(shared_data):
     return bytepair.load_tiktoken(shared_data / "models" / "tiktoken" / "r50k_base.tiktoken")
 
 
+@pytest.mark.slow
 @given(text=st.text(max_size=80), seed=st.integers(0, 2**64 - 1))
 def test_zero_is_the_ordinary_encoding(tokenizer, text, seed):
     assert tokenizer.encode(text, dropout=0.0, seed=seed, disallowed_special=()) == (

@@ -887,6 +887,7 @@ def test_real_gpt2_files_load(tmp_path):
     assert model.pretokenizer == resolve("gpt2")
 
 
+@pytest.mark.slow
 def test_real_gpt2_files_roundtrip_through_both_formats(tmp_path):
     source = _gpt2_files(tmp_path / "in")
     model = gpt2.load(source)

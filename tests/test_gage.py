@@ -263,6 +263,7 @@ def test_cli_stdin_to_stdout(monkeypatch, capsysbinary):
     assert capsysbinary.readouterr().out == SAMPLE
 
 
+@pytest.mark.slow
 def test_progress_reports_bytes_and_an_exception_from_it_stops_the_work():
     """The core calls back about ten times a second with the bytes done (the
     CLI's bar); what the callback raises (Ctrl-C's KeyboardInterrupt comes the

@@ -268,6 +268,7 @@ def pattern_pairs():
     return pairs
 
 
+@pytest.mark.slow
 def test_patterns_cut_every_code_point_alike(pattern_pairs):
     for name, (ours, theirs) in pattern_pairs.items():
         assert ours(SWEEP) == theirs(SWEEP), name
@@ -302,6 +303,7 @@ def class_cuts(pieces_of, cls: str) -> tuple[list[str], list[str]]:
     return pieces_of(cls + "+")(EVERY_CODE_POINT), pieces_of(cls + r"|\x00\x00")("\x00\x00")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theirs", [r"\w", r"\W", r"[\w-]", r"[^\w\s]"], ids=str)
 def test_word_class_read_from_tokenizers_on_every_code_point(theirs):
     """Oniguruma's \\w alone also has ² ³ ¹ ¼ ½ ¾, in a class it does not, and
@@ -310,6 +312,7 @@ def test_word_class_read_from_tokenizers_on_every_code_point(theirs):
     assert ours == class_cuts(hf_pieces, theirs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "ours", [r"\w", r"\W", r"[\w-]", hf_regex.from_tokenizers(r"\w"), r"[\p{Alphabetic}]"], ids=str
 )
@@ -502,6 +505,7 @@ def test_roberta_vectors(roberta, shared_data):
         assert tok.encode(record["text"], allowed_special="all") == record["ids"], record["text"]
 
 
+@pytest.mark.slow
 def test_roberta_corpora(roberta, corpus):
     _, tok, hf, _ = roberta
     assert_same_ids(tok, hf, corpus)
@@ -573,6 +577,7 @@ def test_gpt2_original_file_names_load(gpt2_files):
     assert tok.special_tokens == {"<|endoftext|>": hf.token_to_id("<|endoftext|>")}
 
 
+@pytest.mark.slow
 def test_gpt2_corpora(gpt2_files, corpus):
     _, tok, hf = gpt2_files
     assert_same_ids(tok, hf, corpus)
@@ -743,6 +748,7 @@ def style_files(tmp_path_factory, trained_for_llama3, gpt2_files):
     return files
 
 
+@pytest.mark.slow
 def test_style_files_load_with_their_pattern_and_specials(style_files, trained_for_llama3):
     for name, (tok, hf, messages) in style_files.items():
         pattern = LLAMA3_PATTERN if name.startswith("llama3") else QWEN2_PATTERN
@@ -764,6 +770,7 @@ def test_style_files_load_with_their_pattern_and_specials(style_files, trained_f
     assert style_files["llama3-trained"][0].model.tokens[:3000] == trained_for_llama3.model.tokens
 
 
+@pytest.mark.slow
 def test_style_files_corpora(style_files, short_corpus):
     for tok, hf, _ in style_files.values():
         texts = dict(short_corpus)
@@ -798,6 +805,7 @@ def test_qwen2_files_with_their_nfc_normalizer_give_tokenizers_ids(
     assert info.value.where == "normalizer" and '"NFD"' in info.value.problem
 
 
+@pytest.mark.slow
 def test_gpt_neox_layout_with_space_run_tokens_gives_tokenizers_ids(gpt2_files, corpus, tmp_path):
     """GPT-NeoX / Pythia: 23 non-special added tokens, runs of 24 down to 2
     spaces, in model.vocab under their raw text, normalized true beside an NFC
@@ -1006,6 +1014,7 @@ def random_token_texts(model: BPEModel, seed: int, count: int) -> list[str]:
     return result
 
 
+@pytest.mark.slow
 def test_tiktoken_rule_export_gives_tiktokens_ids_in_tokenizers(tiktoken_export, corpus):
     name, source, model, path, hf, encoding = tiktoken_export
     document = json.loads(path.read_text("utf-8"))
@@ -1021,6 +1030,7 @@ def test_tiktoken_rule_export_gives_tiktokens_ids_in_tokenizers(tiktoken_export,
         assert a == b, f"{name} {text_name}: {first_difference(a, b)}"
 
 
+@pytest.mark.slow
 def test_tiktoken_rule_export_loads_back_equal(tiktoken_export):
     name, source, model, path, _, _ = tiktoken_export
     assert huggingface.load(path) == model

@@ -118,6 +118,7 @@ def test_t5_vectors(shared_data: Path, t5):
         assert ref.encode(model, pipeline, record["text"]) == record["ids"], record
 
 
+@pytest.mark.slow
 def test_t5_texts(t5, t5_tokenizer, texts):
     model, pipeline = t5
     for text in texts:
@@ -186,6 +187,7 @@ def _check_written(model, pipeline, texts, name):
     return reread
 
 
+@pytest.mark.slow
 def test_t5_round_trip(t5, texts):
     model, pipeline = t5
     sample = texts[::4]
@@ -202,6 +204,7 @@ def test_sentencepiece_model_as_tokenizer_json(shared_data: Path, texts):
     assert moved <= 5  # doubles serde_json cannot produce become their neighbour
 
 
+@pytest.mark.slow
 def test_pipeline_variants(t5):
     model, pipeline = t5
     # The first 3000 pieces of t5 (and its added tokens among them) keep this fast.
@@ -382,6 +385,7 @@ def test_invalid_json():
         fmt.loads('{"model": ', "broken.json")
 
 
+@pytest.mark.slow
 def test_regex_replace_has_fancy_regex_meaning(t5):
     """The reference runs a Replace pattern with the meaning the core gives it
     (fancy-regex), not Python's: ``(?i:i)`` leaves ``İ`` alone, and without the
@@ -522,6 +526,7 @@ def _their_decode(theirs, ids: list[int]):
         return None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decoder", _DECODERS_TO_TRY, ids=lambda d: _show_decoder(d))
 def test_decode_follows_the_files_decoder_as_tokenizers(t5_path: Path, texts, decoder):
     text = _with_decoder(t5_path, decoder)
@@ -553,6 +558,7 @@ def _show_decoder(decoder) -> str:
     return "null" if decoder is None else json.dumps(decoder, ensure_ascii=False)[:60]
 
 
+@pytest.mark.slow
 def test_decoders_bytepair_does_not_run_are_refused(t5_path: Path):
     refused_by_both = [
         {"type": "Metaspace", "replacement": "▁", "add_prefix_space": False},
@@ -588,6 +594,7 @@ def test_decoders_bytepair_does_not_run_are_refused(t5_path: Path):
         assert info.value.where == f"decoder.{where}"
 
 
+@pytest.mark.slow
 def test_a_null_decoder_is_written_back_null(t5_path: Path):
     model, pipeline = fmt.loads(_with_decoder(t5_path, None), "t5.json")
     assert json.loads(fmt.dumps(model, pipeline))["decoder"] is None
@@ -618,6 +625,7 @@ def _assert_same_ids(path: Path, texts: list[str]) -> None:
         assert ref.encode(model, pipeline, text) == expected, text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "normalizer",
     [
@@ -684,6 +692,7 @@ def test_a_normalizer_that_empties_a_normalized_added_token_is_refused(t5_path, 
         bytepair.load(path).encode_ordinary("x")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("normalizer", ["NFKC", "t5"])
 def test_prepend_first_follows_the_first_character_through_the_normalizers(
     t5_path, tmp_path, normalizer

@@ -115,6 +115,7 @@ def test_exported_tokenizer_json_gives_the_same_ids_in_tokenizers(normalize, sha
         assert loaded.encode(probe, allowed_special="all") == ours
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("normalize", NORMALIZATIONS)
 def test_normalized_text_equals_tokenizers_on_every_code_point(normalize):
     # Each code point alone and between a letter and a combining mark (which

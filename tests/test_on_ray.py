@@ -56,6 +56,7 @@ def _shards(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.glob("part-*.bin"))}
 
 
+@pytest.mark.slow
 def test_ray_counts_train_the_merges_of_the_text_and_of_local_counts(ray_cluster, corpus, tmp_path):
     from bytepair.corpus.on_ray import count_on_ray
 
@@ -83,6 +84,7 @@ def test_ray_counts_train_the_merges_of_the_text_and_of_local_counts(ray_cluster
     assert len(manifest["shards"]) == 5
 
 
+@pytest.mark.slow
 def test_existing_output_and_overwrite(ray_cluster, corpus, tmp_path):
     from bytepair.corpus.on_ray import count_on_ray
 
@@ -96,6 +98,7 @@ def test_existing_output_and_overwrite(ray_cluster, corpus, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_a_task_error_is_raised_as_itself(ray_cluster, corpus, tmp_path):
     from bytepair.corpus.on_ray import count_on_ray
 
@@ -110,6 +113,7 @@ def test_a_task_error_is_raised_as_itself(ray_cluster, corpus, tmp_path):
         count_on_ray([tmp_path / "nope.txt"], tmp_path / "out2")
 
 
+@pytest.mark.slow
 def test_count_on_the_command_line(ray_cluster, corpus, tmp_path, capsys):
     from bytepair.cli import main
 
@@ -161,6 +165,7 @@ def _files(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 
 
+@pytest.mark.slow
 def test_ray_encoding_writes_the_shards_of_local_encoding(ray_cluster, corpus, tmp_path):
     from bytepair.corpus import dataset
     from bytepair.corpus.on_ray import encode_dataset_on_ray
@@ -178,6 +183,7 @@ def test_ray_encoding_writes_the_shards_of_local_encoding(ray_cluster, corpus, t
     assert ds[0].tolist() == tokenizer.encode_ordinary(next(read_documents(corpus))) + [0]
 
 
+@pytest.mark.slow
 def test_a_failed_encoding_raises_the_task_error_and_resumes(ray_cluster, corpus, tmp_path):
     from bytepair.corpus import dataset
     from bytepair.corpus.on_ray import encode_dataset_on_ray
@@ -197,6 +203,7 @@ def test_a_failed_encoding_raises_the_task_error_and_resumes(ray_cluster, corpus
     assert _files(tmp_path / "ray") == _files(local)
 
 
+@pytest.mark.slow
 def test_encode_dataset_on_the_command_line(ray_cluster, corpus, tmp_path, capsys):
     from bytepair.cli import main
 

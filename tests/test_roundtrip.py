@@ -67,6 +67,7 @@ def test_decode_replaces_or_rejects_invalid_utf8(tokenizer):
         tokenizer.decode([first_byte_of_n_tilde], errors="strict")
 
 
+@pytest.mark.slow
 def test_long_unsplittable_input_encodes_like_the_reference():
     tok = bytepair.train(["ab" * 50 + "a" * 64], 300, pretokenizer="none", progress=False)
     text = "a" * 5000 + "ab" * 3000

@@ -186,6 +186,7 @@ def sample_texts(shared_data: Path) -> list[str]:
     return list(dict.fromkeys(texts))
 
 
+@pytest.mark.slow
 def test_pieces_scores_kinds_as_sentencepiece_reads_them(models, processors):
     for name in MODEL_NAMES:
         model, _ = models[name]
@@ -246,6 +247,7 @@ def test_normalize_matches_sentencepiece(models, processors, sample_texts):
             assert ref.normalize_for(model, text) == processors[name].normalize(text), (name, text)
 
 
+@pytest.mark.slow
 def test_encode_decode_match_sentencepiece(models, processors, sample_texts):
     for name in MODEL_NAMES:
         model, unk_surface = models[name]
@@ -256,6 +258,7 @@ def test_encode_decode_match_sentencepiece(models, processors, sample_texts):
             assert ref.decode(model, ids, unk_surface) == sp.decode(ids), (name, text[:200])
 
 
+@pytest.mark.slow
 def test_whole_file_paragraphs(shared_data: Path, models, processors):
     """Paragraphs of ~100k characters: path scores pass 1e5 and get shifted back."""
     raw = (shared_data / "corpus" / "small" / "taylorswift.txt").read_text("utf-8")
@@ -414,6 +417,7 @@ def trained_texts(sample_texts) -> list[str]:
     return texts
 
 
+@pytest.mark.slow
 @unknown_pieces_as_in_0_2_3
 def test_trained_models(trained, trained_texts):
     spm = _spm()

@@ -41,6 +41,7 @@ def corpus_lines(shared_data, limit=200):
     return lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SP_MODELS)
 def test_model_files_give_sentencepiece_ids(shared_data, name):
     path = shared_data / "models" / "sentencepiece" / f"{name}.model"
@@ -66,6 +67,7 @@ def multilingual_lines(shared_data, n_bytes=300_000):
     return [line for line in text.split("\n") if line.strip()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SP_MODELS)
 def test_model_files_on_multilingual_text_and_whole_paragraphs(shared_data, name):
     path = shared_data / "models" / "sentencepiece" / f"{name}.model"
@@ -364,6 +366,7 @@ def test_encode_on_a_loaded_model_keeps_the_special_token_contract(shared_data, 
         assert tok.encode(text, disallowed_special=()) == _processor(path).encode(text)
 
 
+@pytest.mark.slow
 def test_encode_on_the_command_line_with_a_model_file(shared_data, capsys):
     path = shared_data / "models" / "sentencepiece" / "llama2_tokenizer.model"
     peer = _processor(path)
@@ -509,6 +512,7 @@ def test_decode_single_token_bytes(shared_data, trained, tokenizers_with_byte_fa
     assert trained[True].decode_single_token_bytes(1) == b"<|end|>"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", [LLAMA2, T5])
 def test_decode_takes_any_iterable_of_ints(shared_data, where):
     import numpy as np
@@ -620,6 +624,7 @@ def _with_corrupt_charsmap(data: bytes, charsmap: bytes) -> bytes:
     return data[: at + 4] + (0xFFFFFC00).to_bytes(4, "little") + data[at + 8 :]
 
 
+@pytest.mark.slow
 def test_a_corrupt_charsmap_names_the_file(tmp_path, shared_data, capsys):
     import base64
 
@@ -737,6 +742,7 @@ def byte_fallback_pair(tmp_path_factory):
     return ours, out / "ours.json", peer
 
 
+@pytest.mark.slow
 def test_decode_of_invalid_byte_pieces_of_a_bytepair_model_is_sentencepieces(byte_fallback_pair):
     """Each byte of invalid UTF-8 is one U+FFFD (README), as sentencepiece
     decodes the same pieces; tokenizers agrees on the exported file unless a

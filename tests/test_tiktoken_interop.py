@@ -319,6 +319,7 @@ def test_random_token_concatenations(pair):
         assert_same_ids(pair.tok, pair.enc, text, f"{pair.name} on a token run")
 
 
+@pytest.mark.slow
 def test_giant_pieces_merged_in_windows(pair):
     """Pieces over 68 KB are merged window by window, the seams checked; a
     few hundred KB of the inputs that make one giant piece, as tiktoken does."""
@@ -423,6 +424,7 @@ def test_tiktokens_other_members_give_its_answers(pair):
             tok.encode_single_token(absent)
 
 
+@pytest.mark.slow
 def test_every_token_is_reachable_by_merging(pair):
     """Each token of OpenAI's files can be made by merging its own bytes (not
     only by the whole-piece lookup), and the derived merge list gives tiktoken's
@@ -636,6 +638,7 @@ def test_saved_files_read_by_tiktoken_and_bytepair(exported, tmp_path, small_tex
     ]
 
 
+@pytest.mark.slow
 def test_gpt2_merge_list_exports_to_openais_r50k_ranks(shared_data, tiktoken_dir, tmp_path):
     """GPT-2's merge list satisfies E1/E2, and its export is OpenAI's r50k_base file."""
     gpt2 = shared_data / "models" / "gpt2"
@@ -754,6 +757,7 @@ def merge_lists(draw):
 SHORT_WORDS = ["".join(w) for n in range(1, 6) for w in _words("abc", n)]
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(model=merge_lists(), extra=st.lists(st.text("abc", min_size=6, max_size=40), max_size=10))
 def test_export_criterion_against_tiktoken(model, extra):

@@ -164,6 +164,7 @@ def test_special_tokens_that_always_repeat_a_piece_are_refused(special, kw, mess
         )
 
 
+@pytest.mark.slow
 def test_specials_and_a_bpe_side_pretokenizer_equal_the_reference(shared_data):
     text = (shared_data / "corpus" / "small" / "taylorswift.txt").read_text(encoding="utf-8")[
         :15_000
@@ -352,6 +353,7 @@ def test_decoding_byte_pieces_equals_the_reference():
         assert tok.decode(ids) == ref.decode(ids, result), ids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pretokenizer", [None, "gpt2"])
 def test_decoding_random_ids_equals_the_reference(pretokenizer):
     """The core's decode and decode_bytes against the reference on ids drawn

@@ -233,6 +233,7 @@ PROPERTY_NAMES = (
 ).split()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PROPERTY_NAMES)
 @pytest.mark.parametrize("form", [r"\p{%s}", r"[^\p{%s}]", r"(?i)\p{%s}"])
 def test_unicode_properties_match_the_same_characters(name, form):
@@ -240,6 +241,7 @@ def test_unicode_properties_match_the_same_characters(name, form):
     assert core_pieces(pattern, ASSIGNED) == reference_pieces(pattern, ASSIGNED)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("letter", "LMNPSZC")
 def test_one_letter_properties(letter):
     for pattern in (rf"\p{letter}+", rf"\P{letter}+", rf"(?i)\p{letter.lower()}+"):
@@ -255,6 +257,7 @@ def test_perl_classes_and_word_boundaries_on_every_character(pattern):
     assert core_pieces(pattern, text) == reference_pieces(pattern, text)
 
 
+@pytest.mark.slow
 def test_case_folding_of_every_cased_character():
     # Each cased character as a case-insensitive literal and in a class, against
     # all cased characters: the crate's simple case folding, exactly.
@@ -379,6 +382,7 @@ def patterns(draw, depth=0):
     return "|".join(branches)
 
 
+@pytest.mark.slow
 @given(patterns(), st.lists(texts, min_size=1, max_size=3))
 def test_reference_cuts_like_the_core(pattern, samples):
     try:
@@ -395,6 +399,7 @@ def test_reference_cuts_like_the_core(pattern, samples):
         assert reference_pieces(pattern, text) == core, (pattern, text)
 
 
+@pytest.mark.slow
 @given(patterns(), texts)
 def test_training_agrees_on_generated_patterns(pattern, text):
     try:
