@@ -1,5 +1,7 @@
-"""OpenAI's encodings (r50k_base, p50k_base, cl100k_base, o200k_base), read
-from rank files on disk with tiktoken's own rule, so ids equal tiktoken's.
+"""OpenAI's encodings (r50k_base, p50k_base, cl100k_base, o200k_base) as
+data: their names, pre-tokenizers, special tokens, file checksums and where
+their rank files are found. :func:`bytepair.get_encoding` reads a file with
+tiktoken's own rule, so ids equal tiktoken's.
 
 bytepair never downloads anything. Put the files in a directory and point
 ``$BYTEPAIR_TIKTOKEN_DIR`` at it::
