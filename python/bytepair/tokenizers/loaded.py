@@ -111,6 +111,7 @@ class SentencePieceFileTokenizer(LoadedTokenizer, flavor="sentencepiece"):
     what ``<unk>`` decodes to (the file's ``trainer_spec.unk_surface``)."""
 
     __slots__ = ("_unk_surface",)
+    _algorithms = ("unigram", "bpe")
     _library = "sentencepiece"
     _source = "a SentencePiece .model file"
 

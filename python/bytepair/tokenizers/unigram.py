@@ -114,6 +114,11 @@ class SentencePieceTokenizer(BatchDecoding):
     _flavors: ClassVar[dict[str, type[SentencePieceTokenizer]]] = {}
     # What the core's encode takes after the text for the ordinary encoding.
     _ordinary_args: ClassVar[tuple[object, ...]] = ()
+    # What a model of the class may be: its algorithms, its pieces' kinds,
+    # whether it has a normalize of its own (a file normalizes as it says).
+    _algorithms: ClassVar[tuple[str, ...]] = ("unigram",)
+    _piece_kinds: ClassVar[tuple[str, ...]] = PIECE_KINDS
+    _normalizes: ClassVar[bool] = False
 
     def __init_subclass__(cls, flavor: Optional[str] = None, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -146,7 +151,7 @@ class SentencePieceTokenizer(BatchDecoding):
         training: Optional[UnigramTrainingReport] = None,
         extra: object = None,
     ) -> None:
-        _check_model(model, self.flavor)
+        _check_model(model, type(self))
         self._model = model
         self._training = training
         self._special_index = {
@@ -473,6 +478,8 @@ class UnigramTokenizer(SentencePieceTokenizer, flavor="bytepair"):
     __slots__ = ("_core",)
     _core: _native.CoreUnigram
     _ordinary_args: ClassVar[tuple[object, ...]] = ([], [])
+    _piece_kinds = ("normal", "unknown", "control", "byte")
+    _normalizes = True
 
     def __init__(
         self,
@@ -633,13 +640,15 @@ class UnigramTokenizer(SentencePieceTokenizer, flavor="bytepair"):
 
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
-_BYTEPAIR_KINDS = ("normal", "unknown", "control", "byte")
 
 
-def _check_model(model: object, flavor: str) -> None:
+def _check_model(model: object, owner: type[SentencePieceTokenizer]) -> None:
     """The fields of a :class:`SentencePieceModel` (perhaps built by hand)
     as the cores need them: a TypeError or ValueError naming the field (and
-    index) instead of a conversion error that does not say where."""
+    index) instead of a conversion error that does not say where. ``owner``:
+    the class the model is for (its flavor, algorithms, piece kinds, whether
+    it normalizes)."""
+    flavor = owner.flavor
     if not isinstance(model, SentencePieceModel):
         raise TypeError(f"expected a SentencePieceModel, not {type(model).__name__}")
     name = "SentencePieceModel"
@@ -657,7 +666,7 @@ def _check_model(model: object, flavor: str) -> None:
         )
     if model.algorithm not in ("unigram", "bpe"):
         raise ValueError(f"{name}.algorithm must be 'unigram' or 'bpe', got {model.algorithm!r}")
-    if flavor != "sentencepiece" and model.algorithm != "unigram":
+    if model.algorithm not in owner._algorithms:
         raise ValueError(
             f"{name}.algorithm is {model.algorithm!r}: the {flavor} flavor runs unigram "
             "models only (SentencePiece's BPE is read from a .model file)"
@@ -675,8 +684,8 @@ def _check_model(model: object, flavor: str) -> None:
             raise ValueError(
                 f"{name}.unk_id is {unk_id}, not an id of the {len(model.pieces)} pieces"
             )
-    _check_normalize(model, flavor)
-    allowed_kinds = _BYTEPAIR_KINDS if flavor == "bytepair" else PIECE_KINDS
+    _check_normalize(model, flavor, owner._normalizes)
+    allowed_kinds = owner._piece_kinds
     if _looks_valid(model, allowed_kinds):
         return
     for i, (piece, score, kind) in enumerate(zip(model.pieces, model.scores, model.kinds)):
@@ -696,21 +705,21 @@ def _check_model(model: object, flavor: str) -> None:
             raise ValueError(f"{name}.scores[{i}] (piece {piece!r}) is NaN")
         if kind not in PIECE_KINDS:
             raise ValueError(f"{name}.kinds[{i}] is {kind!r}: use one of {', '.join(PIECE_KINDS)}")
-        if flavor == "bytepair" and kind not in _BYTEPAIR_KINDS:
+        if kind not in allowed_kinds:
             raise ValueError(
                 f"{name}.kinds[{i}] is {kind!r}: a model trained by bytepair holds only "
-                f"{', '.join(_BYTEPAIR_KINDS)} pieces"
+                f"{', '.join(allowed_kinds)} pieces"
             )
         if kind == "byte" and not _BYTE_PIECE.fullmatch(piece):
             raise ValueError(f"{name}.pieces[{i}] {piece!r} is a byte piece, but not <0xXX>")
 
 
-def _check_normalize(model: SentencePieceModel, flavor: str) -> None:
+def _check_normalize(model: SentencePieceModel, flavor: str, normalizes: bool) -> None:
     from ..normalization import check_normalize_field
 
     name = "SentencePieceModel.normalize"
     check_normalize_field(model.normalize, name)
-    if model.normalize and flavor != "bytepair":
+    if model.normalize and not normalizes:
         raise ValueError(
             f"{name} is {model.normalize!r}: a {flavor} model normalizes as its file says "
             "(SentencePieceModel.normalizer, and a tokenizer.json's pipeline)"
