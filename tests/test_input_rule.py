@@ -110,6 +110,14 @@ def test_train_reads_compressed_json_lines_and_parquet_without_a_flag(tmp_path, 
     lines.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
     inputs = [plain, gz, lines]
     try:
+        import zstandard
+
+        zst = tmp_path / "a.jsonl.zst"
+        zst.write_bytes(zstandard.ZstdCompressor().compress(lines.read_bytes()))
+        inputs.append(zst)
+    except ImportError:
+        pass
+    try:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
