@@ -35,6 +35,8 @@ def on_text(native_call, text: str, *args):
 
 
 def batch_surrogate_error(error: UnicodeEncodeError, texts: list[str]) -> ValueError:
+    """The core's UnicodeEncodeError for a batch as the ValueError naming
+    the text (its index) and the lone surrogate in it."""
     index = next(i for i, t in enumerate(texts) if t is error.object or t == error.object)
     return reject_surrogates(error, f"text {index} of the batch")
 
@@ -228,6 +230,8 @@ def decode_each(decode: Callable[[Any], T], batch: object, num_threads: int) -> 
 
 
 class Decodes(Protocol):
+    """A tokenizer's two decodes, which the batch decodes call."""
+
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str: ...
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes: ...
