@@ -179,7 +179,10 @@ def read_ahead(items: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
             yield item
     finally:
         stop.set()
-        thread.join()
+        # It stops at its next item; one waiting on a pipe that stays silent
+        # (train /dev/stdin, then Ctrl-C) is left behind (a daemon) rather
+        # than holding the error up.
+        thread.join(timeout=1.0)
 
 
 def add_texts(counter: _native.PretokenCounter, corpus: Corpus, progress: Optional[bool]) -> None:
