@@ -8,8 +8,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -225,3 +227,27 @@ def test_training_on_a_big_file_holds_far_less_than_the_file(tmp_path):
     peak = int(done.stdout.split()[-1]) * 1024
     # Reading the file whole held it twice (bytes and text): 400 MiB and more.
     assert peak < size / 2, f"peak {peak >> 20} MiB training on a {size >> 20} MiB file"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_ctrl_c_while_a_named_pipe_is_silent_stops_training(tmp_path):
+    """Documents are read in a thread: Ctrl-C in the main thread must not
+    wait for the pipe (its writer keeps it open, silent)."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    command = [sys.executable, "-m", "bytepair", "train", str(pipe), "-o", str(tmp_path / "t.json")]
+    child = subprocess.Popen([*command, "--vocab-size", "300"], stderr=subprocess.PIPE, text=True)
+    try:
+        with open(pipe, "w") as writer:  # returns once the trainer opened the pipe
+            writer.write("some text\n\nmore text\n")
+            writer.flush()
+            time.sleep(0.5)
+            child.send_signal(signal.SIGINT)
+            started = time.monotonic()
+            code = child.wait(timeout=30)
+            waited = time.monotonic() - started
+    finally:
+        child.kill()
+    assert code == 130, child.stderr.read() if child.stderr else code
+    assert waited < 10
+    assert "interrupted" in child.stderr.read()
