@@ -30,6 +30,7 @@ on a Ray cluster with them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import heapq
@@ -54,9 +55,15 @@ from ..pretokenizers import (
     resolve,
 )
 from .bpe import BpeOptions, merge_counted
-
-# Counts are 64-bit in the core and in the shards.
-from .corpus import MAX_COUNT, add_batch, check_special_tokens, corpus_texts, progress_bar
+from .corpus import (
+    MAX_COUNT,
+    add_batch,
+    check_special_tokens,
+    corpus_texts,
+    progress_bar,
+    read_ahead,
+    text_batches,
+)
 
 FORMAT = "bytepair-counts"
 VERSION = 1
@@ -565,23 +572,19 @@ def _count_to_shards(
     )
     writer = _Writer(out, partitions)
     bar = progress_bar(progress, desc="counting", unit=" chars", unit_scale=True)
-    batch: list[str] = []
-    size = first = 0
+    first = 0
+    texts = corpus_texts(documents)
     try:
-        for document in corpus_texts(documents):
-            batch.append(document)
-            size += len(document)
-            if size >= BATCH_CHARS:
+        with contextlib.closing(read_ahead(text_batches(texts, BATCH_CHARS))) as batches:
+            for batch in batches:
                 add_batch(counter, batch, first, "document")
+                size = sum(map(len, batch))
                 if bar is not None:
                     bar.update(size)
                 first += len(batch)
-                batch, size = [], 0
-                if len(counter) * BYTES_PER_ENTRY > max_memory:
+                # After each full batch (the last one may be shorter).
+                if size >= BATCH_CHARS and len(counter) * BYTES_PER_ENTRY > max_memory:
                     writer.flush(counter)
-        add_batch(counter, batch, first, "document")
-        if bar is not None:
-            bar.update(size)
     finally:
         if bar is not None:
             bar.close()
