@@ -19,7 +19,6 @@ from .normalization import NormalizeSpec, resolve_normalize
 from .pretokenizers import PretokenizerSpec, resolve
 from .registry import ALIASES, ENCODINGS, encoding_path, list_encoding_names
 from .tokenizers.bpe import Tokenizer
-from .tokenizers.loaded import SentencePieceFileTokenizer, from_tokenizers_file
 from .tokenizers.unigram import SentencePieceTokenizer
 from .training.bpe import CHECKPOINT_EVERY, BpeOptions, resume_bpe, train_bpe
 from .training.corpus import MAX_COUNT, MAX_VOCAB_SIZE, Corpus, check_size, check_special_tokens
@@ -273,6 +272,7 @@ def load(path: Union[str, os.PathLike[str]]) -> AnyTokenizer:
     from .formats import hf_unigram, load_model
     from .formats import sentencepiece as sentencepiece_format
     from .formats.huggingface import UnigramFile
+    from .tokenizers.loaded import SentencePieceFileTokenizer, from_tokenizers_file
 
     path = Path(path)
     kind = _sniff(path) if path.is_file() else None

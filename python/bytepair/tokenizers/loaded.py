@@ -22,7 +22,6 @@ from typing import Any, Optional
 
 from .. import _native
 from ..errors import DisallowedSpecialError, warn
-from ..formats.hf_decoder import decode_tokens
 from ..formats.hf_regex import from_tokenizers
 from ..formats.hf_unigram import (
     BYTE_FALLBACK,
@@ -234,6 +233,8 @@ class HFUnigramTokenizer(LoadedTokenizer, flavor="tokenizers"):
             )
         if not isinstance(extra, HFPipeline):
             raise TypeError(f"extra must be the file's HFPipeline, not {type(extra).__name__}")
+        from ..formats.hf_decoder import decode_tokens  # with user_regex: loaded when needed
+
         self._pipeline = extra
         self._core = _tokenizers_core(model, extra)
         # The file's decoder (tokens, errors) -> text, read once: decoding
