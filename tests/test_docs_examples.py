@@ -36,8 +36,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
-# Pages whose examples start a local Ray cluster (seconds, and a lot of memory).
-SLOW_PAGES = {"docs/guides/ray.md"}
+# Pages whose examples take more than a few seconds: a local Ray cluster (and a lot
+# of memory); unigram training and large model files loaded by several commands.
+SLOW_PAGES = {"docs/guides/ray.md", "docs/guides/sentencepiece-and-hf.md"}
 BOTCHAN = REPO / "python" / "bytepair" / "data" / "botchan.txt"
 # Model files the pages load by their plain names (linked into the working directory).
 MODEL_DIRS = ("models/sentencepiece", "models/hf")
