@@ -18,7 +18,7 @@ import functools
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from .. import _native
 from ..errors import DisallowedSpecialError, warn
@@ -59,13 +59,9 @@ class LoadedTokenizer(SentencePieceTokenizer):
     """What the two loaded flavors share: a core port of the library's
     encoder, and its special-token contract (none allowed)."""
 
-    __slots__ = ("_core",)
-    _core: Any
+    __slots__ = ()
     _library: str  # the library whose ids the class gives
     _source: str  # the file it reads, for messages
-
-    def _core_of(self, what: str) -> Any:
-        return self._core
 
     def _chosen(
         self,

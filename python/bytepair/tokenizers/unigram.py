@@ -108,7 +108,16 @@ class SentencePieceTokenizer(BatchDecoding):
     ``"tokenizers"`` (with the file's pipeline as ``extra``) makes the class
     of that file (:mod:`bytepair.tokenizers.loaded`)."""
 
-    __slots__ = ("_model", "_training", "_special_index", "_piece_index", "_default_selection")
+    __slots__ = (
+        "_model",
+        "_training",
+        "_special_index",
+        "_piece_index",
+        "_default_selection",
+        "_core",
+    )
+    # The core's encoder of the flavor (its encode, encode_batch, ... methods).
+    _core: Any
 
     flavor: ClassVar[str]
     _flavors: ClassVar[dict[str, type[SentencePieceTokenizer]]] = {}
@@ -168,10 +177,6 @@ class SentencePieceTokenizer(BatchDecoding):
 
     # ---- Encoding ----
 
-    def _core_of(self, what: str) -> Any:
-        """The core object whose ``what`` (``encode``, ``encode_batch``, ...) encodes."""
-        raise NotImplementedError(f"{type(self).__name__} does not encode")
-
     def _chosen(
         self,
         texts: list[str],
@@ -204,7 +209,7 @@ class SentencePieceTokenizer(BatchDecoding):
         """The core's ``call`` (``encode`` or ``encode_to_buffer``) on ``text``,
         once the special tokens in it are allowed."""
         chosen = self._chosen([text], allowed_special, disallowed_special, False)
-        return on_text(getattr(self._core_of(call), call), text, *chosen)
+        return on_text(getattr(self._core, call), text, *chosen)
 
     def _encode_batch_with(
         self,
@@ -218,7 +223,7 @@ class SentencePieceTokenizer(BatchDecoding):
         texts = checked_batch(texts)
         chosen = self._chosen(texts, allowed_special, disallowed_special, True)
         try:
-            return getattr(self._core_of(call), call)(texts, *chosen)
+            return getattr(self._core, call)(texts, *chosen)
         except UnicodeEncodeError as e:
             raise batch_surrogate_error(e, texts) from None
 
@@ -239,7 +244,7 @@ class SentencePieceTokenizer(BatchDecoding):
         """``text`` with special-token text encoded as ordinary text. For a
         loaded model: the ids its own library (sentencepiece / tokenizers) gives,
         by the core's port of its rules."""
-        return on_text(self._core_of("encode").encode, text, *self._ordinary_args)
+        return on_text(self._core.encode, text, *self._ordinary_args)
 
     def encode_batch(
         self,
@@ -475,7 +480,7 @@ class UnigramTokenizer(SentencePieceTokenizer, flavor="bytepair"):
     tokens as control pieces with :class:`Tokenizer`'s contract, n-best and
     sampled segmentations."""
 
-    __slots__ = ("_core",)
+    __slots__ = ()
     _core: _native.CoreUnigram
     _ordinary_args: ClassVar[tuple[object, ...]] = ([], [])
     _piece_kinds = ("normal", "unknown", "control", "byte")
@@ -506,9 +511,6 @@ class UnigramTokenizer(SentencePieceTokenizer, flavor="bytepair"):
         )
 
     # ---- Encoding ----
-
-    def _core_of(self, what: str) -> Any:
-        return self._core
 
     def _special_indices(
         self,
