@@ -99,6 +99,7 @@ def test_merging_the_runs_of_each_partition_gives_the_shards_of_one_run(
     """What the Ray reduce does: merge_shards over a partition's runs (and
     over several directories) equals counting everything in one run."""
     import bytepair.training.counts as counts
+    from bytepair.training.shards import merge_shards
 
     whole = count_to_shards(documents, tmp_path / "whole", partitions=3)
     monkeypatch.setattr(counts, "BATCH_CHARS", 20_000)
@@ -118,7 +119,7 @@ def test_merging_the_runs_of_each_partition_gives_the_shards_of_one_run(
             if s["partition"] == partition
         ]
         assert len(entries) > 2
-        entry = counts.merge_shards(
+        entry = merge_shards(
             [p for p, _ in entries],
             merged / counts.shard_name(partition, 0),
             entries=[e for _, e in entries],
@@ -132,7 +133,7 @@ def test_merging_the_runs_of_each_partition_gives_the_shards_of_one_run(
 
 
 def test_shard_functions_check_what_they_read_and_write(tmp_path):
-    from bytepair.training.counts import merge_shards, write_shard
+    from bytepair.training.shards import merge_shards, write_shard
 
     records = [(b"a", 3), (b"ab", 1), (b"b" * 3_000_000, 2), (b"c", 1 << 40)]
     entry = write_shard(tmp_path / "s.bin", records)
@@ -378,7 +379,7 @@ def test_a_document_of_the_wrong_type_is_named(given, named, tmp_path):
 
 
 def _raw_shard(path, *records):
-    from bytepair.training.counts import MAGIC, _uvarint
+    from bytepair.training.shards import MAGIC, _uvarint
 
     data = bytearray(MAGIC)
     for pretoken, count in records:
@@ -407,7 +408,7 @@ def test_a_bad_record_value_is_named(record, problem, tmp_path):
 
 
 def test_write_shard_refuses_what_read_shard_refuses(tmp_path):
-    from bytepair.training.counts import write_shard
+    from bytepair.training.shards import write_shard
 
     for records, error, problem in (
         ([(b"a", 1), (b"b", 1 << 64)], ValueError, "count 18446744073709551616 of b'b' is above"),
@@ -425,7 +426,7 @@ def test_write_shard_refuses_what_read_shard_refuses(tmp_path):
 def test_a_sum_overflowing_u64_names_the_shards_and_the_pretoken(tmp_path):
     from zlib import crc32
 
-    from bytepair.training.counts import merge_shards, shard_name, write_manifest, write_shard
+    from bytepair.training.shards import merge_shards, shard_name, write_manifest, write_shard
 
     top = (1 << 64) - 1
     directories = []
@@ -463,7 +464,7 @@ def test_max_memory_is_checked_before_counting(max_memory, tmp_path):
 
 
 def test_merge_shards_takes_one_entry_per_path(tmp_path):
-    from bytepair.training.counts import merge_shards, write_shard
+    from bytepair.training.shards import merge_shards, write_shard
 
     entry = write_shard(tmp_path / "s.bin", [(b"a", 1)])
     write_shard(tmp_path / "t.bin", [(b"b", 1)])

@@ -1,7 +1,7 @@
 """Encoding a corpus into token shards that numpy memory-maps; resumable.
 
 ``encode_dataset(inputs, tokenizer, out)`` reads the documents of ``inputs``
-(:func:`bytepair.sources.read_documents`: text, JSON lines, Parquet, .gz/.zst,
+(:func:`bytepair.corpus.sources.read_documents`: text, JSON lines, Parquet, .gz/.zst,
 globs, directories) and writes to the directory ``out``:
 
 - ``shard-FFFFF-PPPPP.tokens.npy``: the tokens of part ``P`` of input file
@@ -985,7 +985,7 @@ def encode_dataset(
 
 def replacing(run: Callable[..., Path], inputs, tokenizer, out: PathLike, **options) -> Path:
     """``run(inputs, tokenizer, out, **options)``: :func:`encode_dataset`'s
-    work, or ``bytepair.on_ray.encode_dataset_on_ray``. With ``overwrite=True``
+    work, or ``bytepair.corpus.on_ray.encode_dataset_on_ray``. With ``overwrite=True``
     and a dataset in ``out``, the new dataset is written to a new directory
     beside it that replaces it once complete (``formats.replace_directory``):
     plan(overwrite=True) would delete the old one before the run, and a

@@ -9,8 +9,8 @@ and the shards are those one ``count_to_shards`` run writes when its counts fit
 in memory.
 
 :func:`encode_dataset_on_ray` encodes each input file in its own Ray task with
-:mod:`bytepair.dataset`; shards never span files, so the shards are byte for
-byte those of :func:`bytepair.dataset.encode_dataset`.
+:mod:`bytepair.corpus.dataset`; shards never span files, so the shards are byte for
+byte those of :func:`bytepair.corpus.dataset.encode_dataset`.
 
 Requirements:
 
@@ -44,6 +44,13 @@ from typing import Any, Optional, Union
 from ..pretokenizers import Pretokenizer, PretokenizerSpec, resolve
 from ..training import counts
 from ..training.corpus import check_special_tokens, progress_bar
+from ..training.shards import (
+    check_partitions,
+    merge_shards,
+    read_manifest,
+    shard_name,
+    write_manifest,
+)
 from .sources import PathInput, input_files, read_documents
 
 INSTALL_HINT = "Ray is not installed: pip install 'bytepair[ray]'"
@@ -153,13 +160,11 @@ def _count_group(
         overwrite=True,
         progress=False,
     )
-    return counts.read_manifest(directory)
+    return read_manifest(directory)
 
 
 def _reduce_partition(partition: int, sources: list[tuple[str, dict]], out_path: str) -> dict:
-    entry = counts.merge_shards(
-        [path for path, _ in sources], out_path, entries=[e for _, e in sources]
-    )
+    entry = merge_shards([path for path, _ in sources], out_path, entries=[e for _, e in sources])
     return {"file": entry["file"], "partition": partition, **entry}
 
 
@@ -178,12 +183,12 @@ def count_on_ray(
     progress: Optional[bool] = None,
 ) -> Path:
     """Count the pre-tokens of ``inputs`` (files, globs, directories, as
-    :func:`bytepair.sources.read_documents` reads them) on Ray into the count
+    :func:`bytepair.corpus.sources.read_documents` reads them) on Ray into the count
     directory ``out``; see the module docstring for the cluster requirements.
 
     Map: ``map_tasks`` tasks (default: twice the cluster's CPUs, at most one
     per file) each count a group of files of about equal size with
-    :func:`bytepair.counts.count_to_shards` (``max_memory`` bounds each task)
+    :func:`bytepair.training.counts.count_to_shards` (``max_memory`` bounds each task)
     into ``out/_map/<task>``. Reduce: one task per partition merges that
     partition of every map output into one sorted shard, streamed (about 1 MiB
     of memory per merged shard). Then the manifest is written, last, and the
@@ -191,7 +196,7 @@ def count_on_ray(
     input bytes of finished map tasks, then merged partitions.
     """
     out = Path(out)
-    counts.check_partitions(partitions)
+    check_partitions(partitions)
     counts.check_max_memory(max_memory)
     if map_tasks is not None and (isinstance(map_tasks, bool) or map_tasks < 1):
         raise ValueError(f"map_tasks must be a positive int, not {map_tasks!r}")
@@ -234,7 +239,7 @@ def count_on_ray(
                     sources.setdefault(shard["partition"], []).append((path, shard))
             reduce_task = ray.remote(num_cpus=1)(_reduce_partition)
             reduces = {
-                reduce_task.remote(p, sources[p], str(out / counts.shard_name(p, 0))): 1
+                reduce_task.remote(p, sources[p], str(out / shard_name(p, 0))): 1
                 for p in sorted(sources)
             }
             bar = progress_bar(progress, desc="merging partitions", total=len(reduces))
@@ -242,7 +247,7 @@ def count_on_ray(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)  # no manifest: an unfinished run
         raise
-    counts.write_manifest(out, pre, specials, partitions, shards)
+    write_manifest(out, pre, specials, partitions, shards)
     shutil.rmtree(staging, ignore_errors=True)
     return out
 
@@ -272,7 +277,7 @@ def encode_dataset_on_ray(
     address: Optional[str] = None,
     progress: Optional[bool] = None,
 ) -> Path:
-    """:func:`bytepair.dataset.encode_dataset` on Ray: the run is planned here
+    """:func:`bytepair.corpus.dataset.encode_dataset` on Ray: the run is planned here
     (``dataset.plan``), each input file not done yet is encoded by one Ray task
     (``dataset.encode_file``), then ``dataset.finish`` writes the manifest.
     The shards are byte for byte those of ``encode_dataset`` with the same
