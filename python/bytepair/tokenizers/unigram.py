@@ -51,8 +51,6 @@ FLAVORS = ("bytepair", "sentencepiece", "tokenizers")
 METASPACE = "\u2581"
 MAX_NBEST = 512  # encode_nbest's largest k: SentencePiece's kMaxNBestSize, which it enforces
 UNK_SURFACE = "\u2047"  # what <unk> decodes to in a bytepair-trained model
-# Texts on which tokenizers' reading of a converted .model often differs from sentencepiece.
-_CONVERSION_PROBES = ("a\n", "\u2581", "<unk>", " ", "a  b ", "x\u3000 y", "e\u0301", "\ufb01")
 
 
 @dataclass(frozen=True)
@@ -119,6 +117,8 @@ class SentencePieceTokenizer(BatchDecoding):
     # The core's encoder of the flavor (its encode, encode_batch, ... methods).
     _core: Any
 
+    # Where the model comes from: "bytepair" (trained here), "sentencepiece"
+    # (a .model file) or "tokenizers" (a tokenizer.json).
     flavor: ClassVar[str]
     _flavors: ClassVar[dict[str, type[SentencePieceTokenizer]]] = {}
     # What the core's encode takes after the text for the ordinary encoding.
