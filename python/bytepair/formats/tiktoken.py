@@ -98,9 +98,10 @@ import dataclasses
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Protocol, Union
+from typing import TYPE_CHECKING, Optional, Protocol, Union, cast
 
 from .. import _native
 from ..errors import FormatError, warn
@@ -473,7 +474,7 @@ def _merge_list_encode(
     return symbols, last
 
 
-def _describe(token_id: int, data: bytes) -> str:
+def _describe(token_id: int, data: Optional[bytes]) -> str:
     return f"{data!r} (id {token_id})"
 
 
@@ -494,7 +495,8 @@ def exactness_problems(model: BPEModel) -> list[str]:
         byte_ids.append(ids[bytes([b])])
     rules: dict[tuple[int, int], tuple[int, int]] = {}
     for rank, (left, right) in enumerate(model.merges):
-        result = ids.get(tokens[left] + tokens[right])
+        # Merges name tokens that exist (checked when the model was built).
+        result = ids.get(cast(bytes, tokens[left]) + cast(bytes, tokens[right]))
         if result is None:
             return [f"merge rank {rank} ({left} + {right}) makes no token"]
         rules.setdefault((left, right), (rank, result))
@@ -506,7 +508,7 @@ def exactness_problems(model: BPEModel) -> list[str]:
             continue
         encoded, last = _merge_list_encode(data, byte_ids, rules)
         if encoded == [token_id]:
-            made_by.append((token_id, last))
+            made_by.append((token_id, cast(int, last)))  # two bytes or more: merged at least once
         else:
             unreachable.append((token_id, data, encoded))
 
@@ -644,10 +646,10 @@ def _min_width(pattern: str) -> Optional[int]:
     """The fewest characters ``pattern`` can match, by Python's regex parser
     (``\\p{..}`` classes counted as one character); None when it cannot tell."""
 
-    try:
-        from re import _parser as sre_parse  # Python >= 3.11
-    except ImportError:  # pragma: no cover - older Pythons
-        import sre_parse  # type: ignore[no-redef]
+    if sys.version_info >= (3, 11):
+        from re import _parser as sre_parse
+    else:  # pragma: no cover - older Pythons
+        import sre_parse
 
     # A Unicode class is one character: any single-character stand-in gives the
     # same widths; Rust's end-of-text \z is Python's \Z.
@@ -726,7 +728,7 @@ def encoding_args(
     model = _model_of(tokenizer)
     if model.normalize:
         # tiktoken encodes text as given: the ids would differ on such text.
-        problem = f"tiktoken has no normalization ({' + '.join(model.normalize)})"
+        problem: Optional[str] = f"tiktoken has no normalization ({' + '.join(model.normalize)})"
         if not force:
             raise ValueError(
                 f"cannot export the tokenizer exactly: {problem}; it would encode text that "
