@@ -116,12 +116,13 @@ def train(
     """Trains a tokenizer and returns it.
 
     corpus: a text (``str``), a path (``os.PathLike``), or an iterable of
-        texts and paths. A ``str`` is one document, as given; a file is read
-        streamed, as :func:`bytepair.read_documents` reads it (its format by
-        its name; in plain text a blank line ends a document), so the memory
-        training takes grows with the number of distinct pre-tokens, not with
-        the size of the files. Pass ``read_documents(paths, field=...)`` to
-        read another field of JSON lines or Parquet than ``"text"``.
+        texts and paths. A ``str`` is one document, as given; a path is read
+        streamed, as :func:`bytepair.read_documents` reads it (which says
+        which files it names, their formats, and what ends a document), so
+        the memory training takes grows with the number of distinct
+        pre-tokens, not with the size of the files. Pass
+        ``read_documents(paths, field=...)`` to read another field of JSON
+        lines or Parquet than ``"text"``.
     vocab_size: target size, everything included (bytes, special tokens).
     model: "bpe" (byte-level BPE; returns a :class:`Tokenizer`), "unigram"
         (the unigram language model, as SentencePiece trains it; returns a

@@ -449,9 +449,9 @@ def add_parsers(add_command: AddCommand) -> None:
     train_cmd = add_command(
         "train",
         description="Train byte-level BPE or a unigram LM on the documents of FILEs (files, "
-        "globs, directories; plain text, where an empty line ends a document, JSON lines, "
-        "Parquet; .gz/.zst), read streamed as `count` and `encode-dataset` read them, or on "
-        "stdin (one text).",
+        "globs, directories; plain text, JSON lines, Parquet; .gz/.zst), read streamed as "
+        "`count` and `encode-dataset` read them (bytepair.read_documents says what ends a "
+        "document), or on stdin (one text).",
     )
     train_cmd.add_argument(
         "files",
