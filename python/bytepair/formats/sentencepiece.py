@@ -43,7 +43,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Union, cast
 
 from ..errors import FormatError, warn
 from ..model import SentencePieceModel, SentencePieceNormalizer
@@ -315,21 +315,22 @@ def _scalar(reader: WireReader, wire: WireField, kind: str, path: str) -> object
         return raw != 0
     if kind in ("int32", "enum"):
         # int32 is written as the 64-bit two's complement varint; keep the low 32 bits.
-        value = raw & 0xFFFFFFFF
+        value = cast(int, raw) & 0xFFFFFFFF
         return value - (1 << 32) if value >= 1 << 31 else value
+    data = cast(bytes, raw)  # the other kinds are fixed32 or length-delimited
     if kind == "float":
-        return struct.unpack("<f", raw)[0]
+        return struct.unpack("<f", data)[0]
     if kind == "string":
         try:
-            return raw.decode("utf-8")
+            return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise reader.error(
-                f"field {path} is not valid UTF-8 (byte 0x{raw[exc.start]:02X} at offset "
+                f"field {path} is not valid UTF-8 (byte 0x{data[exc.start]:02X} at offset "
                 f"{exc.start} of the string)",
                 wire.payload_offset + exc.start,
                 path,
             ) from None
-    return raw  # bytes
+    return data
 
 
 # (field number) -> (attribute name, kind)
@@ -377,9 +378,9 @@ def _read_scalars(
         name, kind = schema[wire.number]
         field_path = f"{path}.{name}"
         _check_wire_type(reader, wire, kind, field_path)
-        if name == "piece" and len(wire.value) > MAX_PIECE_BYTES:
+        if name == "piece" and len(cast(bytes, wire.value)) > MAX_PIECE_BYTES:
             raise reader.error(
-                f"a piece of {len(wire.value)} bytes (more than {MAX_PIECE_BYTES}); the file "
+                f"a piece of {len(cast(bytes, wire.value))} bytes (more than {MAX_PIECE_BYTES}); the file "
                 "is corrupt",
                 wire.offset,
                 field_path,
@@ -387,7 +388,7 @@ def _read_scalars(
         setattr(target, name, _scalar(reader, wire, kind, field_path))
         if hasattr(target, "present"):
             target.present.add(wire.number)
-            target.offsets[wire.number] = wire.offset
+            cast(Any, target).offsets[wire.number] = wire.offset
 
 
 def parse_model_proto(data: bytes, source: str) -> ModelProto:
@@ -400,7 +401,7 @@ def parse_model_proto(data: bytes, source: str) -> ModelProto:
             path = f"ModelProto.pieces[{index}]"
             _check_wire_type(reader, wire, "message", path)
             piece = PieceProto(offset=wire.offset)
-            payload_end = wire.payload_offset + len(wire.value)
+            payload_end = wire.payload_offset + len(cast(bytes, wire.value))
             _read_scalars(reader, piece, _PIECE_FIELDS, wire.payload_offset, payload_end, path)
             proto.pieces.append(piece)
         elif wire.number in (2, 3, 5):
@@ -416,7 +417,7 @@ def parse_model_proto(data: bytes, source: str) -> ModelProto:
                 if proto.denormalizer_spec is None:
                     proto.denormalizer_spec = NormalizerSpecProto()
                 target, schema = proto.denormalizer_spec, _NORMALIZER_FIELDS
-            payload_end = wire.payload_offset + len(wire.value)
+            payload_end = wire.payload_offset + len(cast(bytes, wire.value))
             _read_scalars(reader, target, schema, wire.payload_offset, payload_end, path)
         # Other fields (self_test_data, newer additions) are skipped.
     return proto
