@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Optional, Union, cast
 
 # Adjacent letters that a one-character case fold expands to (from Unicode's
 # CaseFolding.txt: ß ẞ -> ss, ﬀ -> ff, ﬁ -> fi, ﬂ -> fl, ﬃ -> ffi, ﬄ -> ffl,
@@ -566,10 +566,11 @@ def _bracket_letters(node: Bracket) -> frozenset:
         if isinstance(item, Lit):
             found.add(item.char.lower())
         else:
+            span = cast(Range, item)  # a ClassEscape returned above
             found.update(
                 c
                 for c in _ALL_LETTERS
-                if item.low <= c <= item.high or item.low <= c.upper() <= item.high
+                if span.low <= c <= span.high or span.low <= c.upper() <= span.high
             )
     return frozenset(found) & _ALL_LETTERS
 
@@ -589,7 +590,7 @@ def _check_pairs(last: frozenset, first: frozenset, pattern: str) -> None:
 
 
 def _analyse(node: Node, pattern: str) -> _Info:
-    empty = frozenset()
+    empty: frozenset = frozenset()
     if isinstance(node, Lit):
         letters = _letters(frozenset(node.char.lower()) & _ALL_LETTERS, node.ci)
         return _Info(False, letters, letters)
@@ -727,8 +728,8 @@ def _emit(node: Node, target: str, pattern: str, quantified: bool = False) -> st
         ):
             # (?>X{n,m}) is how a possessive X{n,m}+ is written for Oniguruma. A
             # quantified one stays an atomic group: X{n,m}+{2} would not parse.
-            inner = body.branches[0].items[0]
-            return _emit(inner.item, target, pattern, quantified=True) + inner.raw + "+"
+            interval = cast(Repeat, body.branches[0].items[0])
+            return _emit(interval.item, target, pattern, quantified=True) + interval.raw + "+"
         return node.opener + _emit(body, target, pattern) + ")"
     if isinstance(node, Repeat):
         item = _emit(node.item, target, pattern, quantified=True)
