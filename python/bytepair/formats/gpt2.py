@@ -21,8 +21,9 @@ a model that would read back as one.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Optional, cast
 
 from ..errors import FormatError
 from ..model import BPEModel
@@ -83,7 +84,7 @@ def save(model: BPEModel, directory: PathLike) -> None:
             f"the GPT-2 format cannot record the pre-tokenizer {model.pretokenizer.name!r} "
             "(readers always apply GPT-2's pattern); save with format='huggingface' instead"
         )
-    merge_ids = model.merges
+    merge_ids: Optional[Sequence[tuple[int, int]]] = model.merges
     if merge_ids is None:
         merge_ids, _ = natural_merges(model.tokens, model.special_tokens.values())
     vocab, merges = model_to_tables(model, FORMAT_NAME, merge_ids)
@@ -231,7 +232,7 @@ def load(directory: PathLike) -> BPEModel:
     model = model_from_tables(
         vocab,
         merges,
-        specials,
+        cast("dict[str, int]", specials),  # ids as the vocabulary holds them, checked there
         Pretokenizer("gpt2", BUILTIN_PATTERNS["gpt2"]),
         vocab_error=vocab_error,
         merge_error=merge_error,

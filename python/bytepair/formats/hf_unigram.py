@@ -360,7 +360,7 @@ def _parse(text: str, source: str) -> object:
 
 
 def _normalizer_json(model: SentencePieceModel, pipeline: HFPipeline) -> Optional[dict]:
-    steps = []
+    steps: list[dict[str, object]] = []
     for step in pipeline.normalizers:
         if step == PRECOMPILED:
             if not model.normalizer.precompiled_charsmap:

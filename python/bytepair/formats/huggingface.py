@@ -48,7 +48,7 @@ import json
 import unicodedata
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Optional
+from typing import Optional, cast
 
 from .. import _native
 from ..errors import FormatError, warn
@@ -132,7 +132,7 @@ _NORMALIZER_NAMES = {"NFC": "nfc", "NFKC": "nfkc", "Lowercase": "lowercase"}
 def normalizer_to_json(normalize: tuple[str, ...]) -> Optional[dict[str, object]]:
     """The ``normalizer`` entry for ``normalize`` (None for none)."""
     types = {name: type_ for type_, name in _NORMALIZER_NAMES.items()}
-    steps = [{"type": types[name]} for name in normalize]
+    steps: list[dict[str, object]] = [{"type": types[name]} for name in normalize]
     if len(steps) < 2:
         return steps[0] if steps else None
     return {"type": "Sequence", "normalizers": steps}
@@ -390,7 +390,7 @@ class _Reader:
             names = [_NORMALIZER_NAMES.get(_type_of(value))]
         if None not in names and names:
             try:
-                normalize = resolve_normalize(names)
+                normalize = resolve_normalize(cast("list[str]", names))  # no None in it
             except ValueError:
                 normalize = ()
             if list(normalize) == names:
@@ -824,7 +824,8 @@ class _Reader:
             vocab = self.object_at(self.require(model, "vocab", "model"), "model.vocab")
             merges = self.merges(self.require(model, "merges", "model"))
         else:
-            vocab = tables
+            # The native tables answer len, in and [] as the vocabulary does.
+            vocab = cast("dict[str, object]", tables)
         specials = self.special_tokens(document.get("added_tokens", []), vocab)
         self.check_normalized_specials(normalize)
         self.check_post_processor(document.get("post_processor"))
@@ -917,7 +918,7 @@ def _read(data: bytes, source: str, text: Callable[[], str]) -> BPEModel:
         # (A file without model.type is BPE because it has merges; the check reads the type.)
         if isinstance(model, dict) and model.setdefault("type", "BPE") == "BPE":
             try:
-                return _Reader(source).model(document, tables)
+                return _Reader(source).model(cast("dict[str, object]", document), tables)
             except _SlowPath:
                 pass
     reader = _Reader(source)
