@@ -68,7 +68,7 @@ import bisect
 import functools
 import itertools
 from collections.abc import Iterator
-from typing import Optional, Union
+from typing import Optional, Union, cast
 
 import regex
 
@@ -481,6 +481,7 @@ def _property(
     value: Optional[str] = None,
 ) -> str:
     """A ``\\p{..}`` as regex-syntax resolves it, as a one-character `regex` class."""
+    kind: Optional[str]
     if key is None:
         norm = normalize_property_name(one_letter if one_letter is not None else name or "")
         if norm not in ("cf", "sc", "lc") and norm in BOOL_PROPERTY_ALIASES:
@@ -1003,7 +1004,7 @@ class _Translator:
         if what == "lit":
             return end, self.literal(value), CHAR_KIND  # type: ignore[arg-type]
         if what == "delegate":
-            inner, casei = value  # type: ignore[misc]
+            inner, casei = cast("tuple[str, bool]", value)
             return end, self.delegate(inner, casei, i), CHAR_KIND
         if what == "keep":
             if self.lookaround:

@@ -216,7 +216,7 @@ def normalize(text: str, forms: Iterable[str] = ()) -> str:
     capital sigma becomes σ, as HuggingFace tokenizers' Lowercase does)."""
     for form in forms:
         if form in ("nfc", "nfkc"):
-            text = unicodedata.normalize(form.upper(), text)
+            text = unicodedata.normalize(form.upper(), text)  # type: ignore[arg-type]
         elif form == "lowercase":
             text = "".join(char.lower() for char in text)
         else:

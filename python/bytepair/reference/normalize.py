@@ -249,7 +249,7 @@ def _prefix(
     data: bytes, start: int, matcher: _PrefixMatcher, charsmap: Optional[Charsmap]
 ) -> tuple[bytes, int]:
     """sentencepiece's NormalizePrefix: (normalized bytes, input bytes consumed) at ``start``."""
-    length = matcher.match(data, start)
+    length: Optional[int] = matcher.match(data, start)
     if length:
         return data[start : start + length], length
     if charsmap is not None:

@@ -1070,7 +1070,7 @@ def _vocab(model: UnigramModel, pretokenizer: object) -> _Vocab:
         max_piece_length = model.max_piece_length
         normalization = model.normalization
     elif isinstance(model, tuple) and len(model) == 3:
-        pieces, scores, kinds = (list(part) for part in model)
+        pieces, scores, kinds = list(model[0]), list(model[1]), list(model[2])
         pretok = "metaspace" if pretokenizer is None else pretokenizer
         max_piece_length = max(
             [len(p) for p, k in zip(pieces, kinds) if k == KIND_NORMAL], default=1
