@@ -63,7 +63,7 @@ def _pretokenizer(args: argparse.Namespace) -> object:
         ) from None
 
 
-def _training_corpus(sources: Sequence[str], field: str) -> Iterator[str]:
+def _training_corpus(sources: Sequence[str], field: str) -> Iterable[str]:
     """The documents of the FILE arguments, read as ``count`` and
     ``encode-dataset`` read them (``read_documents``: streamed), and stdin
     ('-') as one text, in the order given. The inputs are listed (a missing
@@ -86,7 +86,8 @@ def _training_corpus(sources: Sequence[str], field: str) -> Iterator[str]:
             files = []
         if source == "-":
             parts.append([read_stdin_text("the corpus")])
-    return itertools.chain.from_iterable(parts)
+    # One part as it is: the trainer reads a Documents of files ahead in a thread.
+    return parts[0] if len(parts) == 1 else itertools.chain.from_iterable(parts)
 
 
 # What --resume and --from-counts take no part of (argparse dests; each

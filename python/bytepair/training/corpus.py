@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Optional, TypeVar, Union
 
 from .. import _native
-from ..corpus.sources import OnRead, read_documents
+from ..corpus.sources import Documents, OnRead, read_documents
 from ..errors import reject_surrogates
 
 CorpusItem = Union[str, "os.PathLike[str]"]
@@ -45,6 +45,10 @@ def corpus_texts(corpus: Corpus, on_read: OnRead = None) -> Iterator[str]:
         corpus = [corpus]
     elif isinstance(corpus, (bytes, bytearray)):
         raise TypeError("corpus must be text (str), paths, or an iterable of those, not bytes")
+    return _documents(corpus, on_read)
+
+
+def _documents(corpus: Iterable[CorpusItem], on_read: OnRead) -> Iterator[str]:
     paths: list[Path] = []
     for index, item in enumerate(corpus):
         if isinstance(item, os.PathLike):
@@ -118,7 +122,7 @@ def progress_bar(enabled: Optional[bool], **kwargs: Any) -> Any:
     return tqdm(file=sys.stderr, **kwargs)
 
 
-def text_batches(texts: Iterable[str], batch_chars: int) -> Iterator[list[str]]:
+def text_batches(texts: Iterable[str], batch_chars: int) -> Generator[list[str], None, None]:
     """``texts`` in lists of at least ``batch_chars`` characters (the last one
     shorter), as the core counts them."""
     batch: list[str] = []
@@ -185,15 +189,38 @@ def read_ahead(items: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
         thread.join(timeout=1.0)
 
 
+def reads_files(corpus: object) -> bool:
+    """Whether reading ``corpus`` reads files: then :func:`read_ahead` is worth
+    its thread (texts already in memory are batched faster without one)."""
+    if isinstance(corpus, (os.PathLike, Documents)):
+        return True
+    # A str is no path, and much faster to tell (os.PathLike is an ABC).
+    return isinstance(corpus, (list, tuple)) and any(
+        not isinstance(item, str) and isinstance(item, (os.PathLike, Documents)) for item in corpus
+    )
+
+
+def batches_of(
+    corpus: Corpus, batch_chars: int, on_read: OnRead = None
+) -> Generator[list[str], None, None]:
+    """The documents of ``corpus`` in batches (:func:`text_batches`), read
+    ahead in a thread when they come from files."""
+    if on_read is None and isinstance(corpus, (list, tuple)):
+        if all(isinstance(item, str) for item in corpus):  # texts in memory, as they are
+            return text_batches(corpus, batch_chars)
+    batches = text_batches(corpus_texts(corpus, on_read), batch_chars)
+    return read_ahead(batches) if reads_files(corpus) else batches
+
+
 def add_texts(counter: _native.PretokenCounter, corpus: Corpus, progress: Optional[bool]) -> None:
     """Counts the pre-tokens of every document of ``corpus`` in the core, in
-    batches read ahead (:func:`read_ahead`); a progress bar in bytes: of the
-    files as stored, of the texts in UTF-8."""
+    batches (:func:`batches_of`); a progress bar in bytes: of the files as
+    stored, of the texts in UTF-8."""
     bar = progress_bar(progress, desc="counting", unit="B", unit_scale=True)
     first = 0
-    texts = corpus_texts(corpus, None if bar is None else bar.update)
     try:
-        with contextlib.closing(read_ahead(text_batches(texts, BATCH_CHARS))) as batches:
+        on_read = None if bar is None else bar.update
+        with contextlib.closing(batches_of(corpus, BATCH_CHARS, on_read)) as batches:
             for batch in batches:
                 add_batch(counter, batch, first, "corpus text")
                 first += len(batch)

@@ -39,11 +39,9 @@ from .bpe import BpeOptions, merge_counted
 from .corpus import (
     MAX_COUNT,
     add_batch,
+    batches_of,
     check_special_tokens,
-    corpus_texts,
     progress_bar,
-    read_ahead,
-    text_batches,
 )
 from .shards import (
     FORMAT,
@@ -318,9 +316,8 @@ def _count_to_shards(
     writer = _Writer(out, partitions)
     bar = progress_bar(progress, desc="counting", unit=" chars", unit_scale=True)
     first = 0
-    texts = corpus_texts(documents)
     try:
-        with contextlib.closing(read_ahead(text_batches(texts, BATCH_CHARS))) as batches:
+        with contextlib.closing(batches_of(documents, BATCH_CHARS)) as batches:
             for batch in batches:
                 add_batch(counter, batch, first, "document")
                 size = sum(map(len, batch))
