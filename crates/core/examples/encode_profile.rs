@@ -16,7 +16,9 @@
 //! the rounds after the first time the scanning and the cache alone. With
 //! `BYTEPAIR_PROFILE_DOCS=1`, each round encodes the text's blank-line
 //! separated parts one call each (the ids of the separators are left out),
-//! as the bench's "docs" rows do.
+//! as the bench's "docs" rows do. With `BYTEPAIR_PROFILE_MERGES=1`, the
+//! vocabulary ranks pairs by its derived merge list instead of by token id
+//! (the way trained and HuggingFace vocabularies encode).
 
 use std::time::Instant;
 
@@ -34,7 +36,12 @@ fn main() {
     }
     let ranks = std::fs::read(&args[2]).expect("rank file");
     let tokens = bytepair_core::rank_file::parse(&ranks).expect("a valid rank file");
-    let vocab = Vocab::new(tokens, Ranking::TokenIds, Vec::new()).expect("a valid vocabulary");
+    let mut vocab =
+        Vocab::new(tokens.clone(), Ranking::TokenIds, Vec::new()).expect("a valid vocabulary");
+    if std::env::var_os("BYTEPAIR_PROFILE_MERGES").is_some() {
+        let ranking = Ranking::Merges(vocab.merges().0);
+        vocab = Vocab::new(tokens, ranking, Vec::new()).expect("a valid merge list");
+    }
     let tokenizer = Tokenizer::new(vocab, Pretokenizer::builtin(&args[1]).expect("a builtin"));
 
     let mut data = std::fs::read(&args[3]).expect("corpus");
