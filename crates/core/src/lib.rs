@@ -34,6 +34,7 @@ pub mod tokenizer;
 pub mod unigram;
 pub mod vocab;
 
+pub use bpe::encoder::Encoder;
 pub use bpe::train::{train, StopReason, TrainConfig, Trained};
 pub use count::PretokenCounts;
 pub use error::{Error, Result};

@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use crate::bpe::encode::encode_piece_with_dropout;
+use crate::bpe::dropout::encode_piece_with_dropout;
+use crate::bpe::encoder::Encoder;
 use crate::bpe::piece_cache::{CacheKey, PieceCache};
 use crate::error::Result;
 use crate::normalize::Normalizer;
@@ -16,7 +17,7 @@ use crate::vocab::Vocab;
 
 #[derive(Debug)]
 pub struct Tokenizer {
-    vocab: Vocab,
+    encoder: Encoder,
     pretokenizer: Pretokenizer,
     /// Applied to the text between special tokens, before pre-tokenizing.
     normalizer: Normalizer,
@@ -29,15 +30,21 @@ pub struct Tokenizer {
 /// A clone is a new tokenizer with caches of its own.
 impl Clone for Tokenizer {
     fn clone(&self) -> Self {
-        Self::new(self.vocab.clone(), self.pretokenizer.clone()).with_normalizer(self.normalizer)
+        Self::with_encoder(self.encoder.clone(), self.pretokenizer.clone())
+            .with_normalizer(self.normalizer)
     }
 }
 
 impl Tokenizer {
+    /// Builds the encoder of `vocab` (its lookup indexes) for `pretokenizer`.
     pub fn new(vocab: Vocab, pretokenizer: Pretokenizer) -> Self {
+        Self::with_encoder(Encoder::new(vocab), pretokenizer)
+    }
+
+    pub fn with_encoder(encoder: Encoder, pretokenizer: Pretokenizer) -> Self {
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Self {
-            vocab,
+            encoder,
             pretokenizer,
             normalizer: Normalizer::default(),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -71,7 +78,16 @@ impl Tokenizer {
     }
 
     pub fn vocab(&self) -> &Vocab {
-        &self.vocab
+        self.encoder.vocab()
+    }
+
+    pub fn encoder(&self) -> &Encoder {
+        &self.encoder
+    }
+
+    /// The merge list (see [`Encoder::merges`]).
+    pub fn merges(&self) -> (Vec<(u32, u32)>, Vec<u32>) {
+        self.encoder.merges()
     }
 
     pub fn pretokenizer(&self) -> &Pretokenizer {
@@ -83,7 +99,7 @@ impl Tokenizer {
     fn encode_text(&self, text: &str, cache: &mut PieceCache, out: &mut Vec<u32>) -> Result<()> {
         let text = self.normalizer.apply(text);
         self.pretokenizer.for_each_piece(&text, |piece| {
-            cache.encode(&self.vocab, piece.as_bytes(), out)
+            cache.encode(self.encoder.tables(), piece.as_bytes(), out)
         })
     }
 
@@ -109,7 +125,7 @@ impl Tokenizer {
         text: &str,
         disallowed: Selection,
     ) -> Result<Option<(usize, &'s str)>> {
-        self.vocab.special().find(text, disallowed)
+        self.vocab().special().find(text, disallowed)
     }
 
     /// Encodes `text`, emitting the ids of the `allowed` special tokens.
@@ -129,7 +145,7 @@ impl Tokenizer {
     ) -> Result<()> {
         out.reserve(text.len() / 3);
         let mut cache = self.cache(text.len());
-        self.vocab
+        self.vocab()
             .special()
             .split(text, allowed, |segment| match segment {
                 Segment::Special(id) => {
@@ -162,7 +178,7 @@ impl Tokenizer {
             return self.encode_with_special(text, allowed);
         }
         let mut out = Vec::with_capacity(text.len() / 2);
-        self.vocab
+        self.vocab()
             .special()
             .split(text, allowed, |segment| match segment {
                 Segment::Special(id) => {
@@ -172,7 +188,13 @@ impl Tokenizer {
                 Segment::Text(t) => {
                     let t = self.normalizer.apply(t);
                     self.pretokenizer.for_each_piece(&t, |piece| {
-                        encode_piece_with_dropout(&self.vocab, piece.as_bytes(), p, rng, &mut out)
+                        encode_piece_with_dropout(
+                            self.encoder.tables(),
+                            piece.as_bytes(),
+                            p,
+                            rng,
+                            &mut out,
+                        )
                     })
                 }
             })?;
@@ -201,6 +223,6 @@ impl Tokenizer {
     // ---- Decoding ----
 
     pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
-        crate::decode::decode_bytes(&self.vocab, ids)
+        crate::decode::decode_bytes(self.vocab(), ids)
     }
 }

@@ -2,10 +2,14 @@
 
 mod candidates;
 pub mod checkpoint;
+pub(crate) mod dropout;
 pub mod encode;
-pub mod piece_cache;
+pub mod encoder;
+pub(crate) mod piece_cache;
 #[cfg(test)]
 mod random_text;
+pub mod symbols;
+mod tables;
 pub mod train;
-pub mod uncrossed;
-pub mod whole_chars;
+mod uncrossed;
+mod whole_chars;
