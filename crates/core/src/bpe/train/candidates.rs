@@ -1,5 +1,5 @@
 //! The trainer's candidate merges: a max-heap ordered by count, then by the
-//! tie rule on the pair's bytes (SPEC §1: the smallest (left, right) bytes,
+//! tie rule on the pair's bytes (the smallest (left, right) bytes,
 //! or the largest under subword-nmt's rule).
 //!
 //! Late in training most candidates tie on small counts, so the heap
