@@ -15,8 +15,8 @@
 
 use rustc_hash::FxHashSet;
 
-use super::train::{Progress, Stage};
 use crate::error::{Error, Result};
+use crate::unigram::progress::{Progress, Stage};
 
 /// A distinct substring: the suffixes `sa[start..end]` begin with it.
 #[derive(Clone, Copy, Debug)]
