@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use crate::bpe::dropout::encode_piece_with_dropout;
-use crate::bpe::encoder::Encoder;
 use crate::bpe::piece_cache::{CacheKey, PieceCache};
+use crate::bpe::Encoder;
 use crate::error::Result;
 use crate::normalize::Normalizer;
 use crate::pretokenize::Pretokenizer;

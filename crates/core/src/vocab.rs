@@ -1,7 +1,7 @@
 //! The vocabulary: id <-> bytes, merge ranks, special tokens, and the
 //! invariants checked once when a vocabulary is built, so that a bad file
 //! fails at load and never at encode. The lookup indexes that encoding
-//! reads are built over it by [`crate::bpe::encoder::Encoder`].
+//! reads are built over it by [`crate::Encoder`].
 
 use rayon::prelude::*;
 

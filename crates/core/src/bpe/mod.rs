@@ -1,17 +1,21 @@
-//! Byte-level BPE: the exact trainer (with checkpoints) and the encoder by merge rank.
+//! Byte-level BPE: the exact trainer (with checkpoints) and the encoder by
+//! merge rank, over bytes or (for character-level BPE) any symbols.
 
 pub(crate) mod dropout;
 pub mod encode;
-pub mod encoder;
+mod encoder;
 pub(crate) mod piece_cache;
 #[cfg(test)]
 mod random_text;
-pub mod symbols;
+mod symbols;
 mod tables;
 pub mod train;
 mod uncrossed;
 mod whole_chars;
 
-/// The checkpoints at their former place: for the Python glue until it
-/// imports them from [`train::checkpoint`].
+pub use encoder::Encoder;
+pub use symbols::SymbolRules;
 pub use train::checkpoint;
+pub use train::{
+    resume, train, train_symbols, Checkpointing, Progress, StopReason, TrainConfig, Trained,
+};

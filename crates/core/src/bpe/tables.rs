@@ -1,7 +1,7 @@
 //! The vocabulary with the lookup indexes that encoding reads: whole
 //! pieces by their packed bytes, the rules of byte pairs, the characters
 //! merging may take whole, the places no token crosses. [`Tables`] holds
-//! them and answers the lookups; [`crate::bpe::encoder::Encoder`] fills the
+//! them and answers the lookups; [`crate::Encoder`] fills the
 //! indexes that are found by encoding (which tokens encode to themselves).
 
 use std::hash::BuildHasher;
@@ -348,7 +348,7 @@ impl Tables {
 
 #[cfg(test)]
 mod tests {
-    use crate::bpe::encoder::Encoder;
+    use crate::bpe::Encoder;
     use crate::vocab::{Ranking, Vocab};
 
     #[test]

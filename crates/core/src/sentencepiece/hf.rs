@@ -6,7 +6,7 @@
 //!    (leftmost, then longest); the others out of each normalized part;
 //! 2. the normalizer steps in order: `Precompiled` (per extended grapheme
 //!    cluster, shortest rule), `Replace` (a literal or a regex), `Prepend`,
-//!    and `NFC`, `NFKC`, `Lowercase` (as [`crate::normalize`] does them);
+//!    and `NFC`, `NFKC`, `Lowercase` (as [`crate::Normalizer`] does them);
 //! 3. optional `WhitespaceSplit` (Unicode White_Space, dropped), then
 //!    `Metaspace` (spaces become the replacement, which is prepended as the
 //!    scheme says, and with `split` a piece starts at every replacement);

@@ -4,15 +4,15 @@
 //! answer; they differ in how they find the next merge, and the dispatch
 //! picks one by the piece's length:
 //!
-//! - [`scan`]: short pieces (almost all of them), a plain scan of small
+//! - `scan`: short pieces (almost all of them), a plain scan of small
 //!   arrays, O(n²) but with n tiny the cache locality wins;
-//! - [`tree`]: medium pieces (up to 64 symbols: long words of non-ASCII
+//! - `tree`: medium pieces (up to 64 symbols: long words of non-ASCII
 //!   letters, runs of CJK) keep their symbols in place and find the lowest
 //!   pair with a tournament tree, O(log n) a merge;
-//! - [`linked`]: long pieces, a queue of candidate merges (a min-heap, or
+//! - `linked`: long pieces, a queue of candidate merges (a min-heap, or
 //!   buckets by rank for very long ones) over a linked list of symbols,
 //!   O(n log n), so a megabyte without spaces stays fast;
-//! - [`windows`]: pieces longer than a window are merged window by window,
+//! - `windows`: pieces longer than a window are merged window by window,
 //!   with a check at each seam that keeps the answer exact.
 
 mod linked;
@@ -28,8 +28,8 @@ use super::tables::Tables;
 use crate::vocab::MergeRule;
 
 /// The merge rules of symbols other than bytes, at their former place: for
-/// the Python glue until it imports [`crate::bpe::symbols::SymbolRules`].
-pub use super::symbols::SymbolRules;
+/// the Python glue until it imports [`crate::bpe::SymbolRules`].
+pub use super::SymbolRules;
 
 /// Pieces up to this long (in bytes) use the plain scan.
 const SCAN_LIMIT: usize = 32;

@@ -8,8 +8,8 @@ use super::scan::encode_by_scan;
 use super::tree::{encode_by_tree, TREE_LIMIT};
 use super::windows::{encode_in_windows, kept_of_window};
 use super::{encode_by_heap, encode_skipping_rank, SCAN_LIMIT};
-use crate::bpe::encoder::Encoder;
 use crate::bpe::tables::Tables;
+use crate::bpe::Encoder;
 use crate::vocab::{Ranking, Vocab};
 
 /// The tables of a vocabulary, as the encoder builds them.

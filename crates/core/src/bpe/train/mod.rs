@@ -2,7 +2,7 @@
 //! adjacent pair of symbols in every word (times the word's count), merge
 //! the most frequent pair everywhere, left to right, and repeat; ties go to
 //! the pair whose (left bytes, right bytes) are smallest. The candidates
-//! wait in a lazy heap ([`candidates`]); the state can be written to a file
+//! wait in a lazy heap (`candidates`); the state can be written to a file
 //! and training resumed from it ([`checkpoint`]).
 //!
 //! The naive trainer recounts every pair after every merge. This one keeps
