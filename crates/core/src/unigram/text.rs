@@ -1,5 +1,5 @@
 //! Unigram tokenizing of whole texts: allowed special tokens are cut out,
-//! the rest is normalized (SPEC §4, optional) and cut into words (metaspace
+//! the rest is normalized (if the model says so) and cut into words (metaspace
 //! or a BPE-side pre-tokenizer), and each word is segmented on its own lattice.
 
 use std::borrow::Cow;

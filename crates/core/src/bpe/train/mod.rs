@@ -619,7 +619,7 @@ mod tests {
     }
 
     #[test]
-    fn golden_example_of_the_spec() {
+    fn low_lower_lowest_merge_as_the_worked_example_does() {
         let t = run(&[("low_", 5), ("lower_", 2), ("lowest_", 3)], 262);
         let expected = [
             ("lo", 10),
