@@ -292,14 +292,18 @@ def train_char_bpe(
     limit = vocab_size if vocab_size is not None else len(alphabet) + num_merges
     if num_merges is not None and vocab_size is not None:
         limit = min(vocab_size, len(alphabet) + num_merges)
-    tokens, merges, merge_counts, stop = _native.train_bpe_symbols(
+    trained = _native.train_bpe_symbols(
         [([index[s] for s in symbols], c) for symbols, c in words],
         [s.encode("utf-8") for s in alphabet],
-        limit,
-        min_frequency,
-        num_merges,
-        tie_rule == "subword-nmt",
+        {
+            "vocab_size": limit,
+            "min_frequency": min_frequency,
+            "max_merges": num_merges,
+            "largest_ties": tie_rule == "subword-nmt",
+        },
     )
+    tokens, merges, merge_counts = trained.tokens, trained.merges, trained.merge_counts
+    stop = trained.stop_reason
     text_of = [t.decode("utf-8") for t in tokens]
     if stop != "vocab_size":
         warn(f"training stopped after {len(merges)} merges: {stop}")

@@ -157,8 +157,7 @@ def natural_merges(
         list(tokens),
         None,
         [(tokens[i].decode("utf-8"), i) for i in special_ids],  # type: ignore[union-attr]
-        "none",
-        None,
+        {"pretokenizer": "none", "pattern": None, "special_strip": None, "normalize": []},
     )
     derived, stuck = core.merges()
     pairs = {tokens[left] + tokens[right]: (left, right) for left, right in derived}  # type: ignore[operator]
