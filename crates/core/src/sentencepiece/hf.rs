@@ -339,7 +339,7 @@ impl HfUnigramEncoder {
     }
 
     /// The file's normalizer steps, in order. The text may grow to
-    /// [`GROWTH_LIMIT`] times its length (a chain of `Replace` steps could
+    /// `GROWTH_LIMIT` times its length (a chain of `Replace` steps could
     /// multiply it past memory, and a failed allocation aborts the process):
     /// a step that would make it longer is an error naming the step.
     pub fn normalize(&self, text: &str) -> Result<String> {

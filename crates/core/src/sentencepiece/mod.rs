@@ -8,7 +8,7 @@
 //!
 //! 1. normalize ([`SpNormalizer`]; user-defined pieces are exempt);
 //! 2. segment the whole normalized text: unigram f32 Viterbi
-//!    ([`unigram`]), or sentencepiece's BPE ([`bpe`]);
+//!    (`unigram.rs`), or sentencepiece's BPE (`bpe.rs`);
 //! 3. unknown segments become their byte pieces (byte fallback) or one
 //!    `unk_id` per run.
 //!
@@ -244,7 +244,7 @@ impl SentencePieceEncoder {
     }
 
     /// `SentencePieceProcessor.decode(ids)` as UTF-8, or (`raw_bytes`) with
-    /// byte pieces as their bytes, valid UTF-8 or not; see [`decode`].
+    /// byte pieces as their bytes, valid UTF-8 or not; see `decode.rs`.
     pub fn decode(&self, ids: &[u32], unk_surface: &str, raw_bytes: bool) -> Result<Vec<u8>> {
         self.decoder.decode(ids, unk_surface, raw_bytes)
     }

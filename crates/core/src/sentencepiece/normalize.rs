@@ -320,7 +320,7 @@ pub struct SpNormalizer {
 impl SpNormalizer {
     /// `charsmap`: the precompiled charsmap blob, empty for no rules. A
     /// corrupt blob (each one sentencepiece refuses, see
-    /// [`Charsmap::new_sentencepiece`]) is an error here; normalizing never
+    /// `Charsmap::new_sentencepiece`) is an error here; normalizing never
     /// fails.
     pub fn new(
         charsmap: &[u8],

@@ -199,7 +199,7 @@ impl UnigramTokenizer {
     /// the k best of each word (on a tie, the earlier combination first).
     /// Candidates share their beginnings in a tree of choices, so a long
     /// text costs O(words x k log k), not a copy of every candidate per word.
-    /// `k` is clamped to [`MAX_NBEST`] (512, SentencePiece's bound).
+    /// `k` is clamped to `MAX_NBEST` (512, SentencePiece's bound).
     pub fn nbest(&self, text: &str, allowed: Selection, k: usize) -> Result<Vec<(Vec<u32>, f64)>> {
         const ROOT: u32 = u32::MAX;
         let k = k.min(MAX_NBEST);
