@@ -9,10 +9,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyList};
 
 use bytepair_core::batch_pipeline::{self, Failure};
-use bytepair_core::rng::Rng;
-use bytepair_core::special::Strip;
-use bytepair_core::vocab::Ranking;
-use bytepair_core::{Error, Normalizer, Selection, Vocab};
+use bytepair_core::{Error, Normalizer, Ranking, Rng, Selection, Strip, Vocab};
 
 use crate::convert::{
     batch_buffers, ids_of, merge_pairs, offsets_buffer, offsets_of, pretokenizer, token_bytes,
@@ -364,16 +361,15 @@ impl CoreBPE {
     }
 
     fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes =
-            bytepair_core::decode::decode_bytes(self.inner.vocab(), &[id]).map_err(|error| {
-                match error {
-                    // One id: there is no position to name.
-                    Error::UnusedId { id, .. } => PyValueError::new_err(format!(
-                        "token id {id} is unused: no token of this vocabulary has it"
-                    )),
-                    other => to_py(other),
-                }
-            })?;
+        let bytes = bytepair_core::decode_bytes(self.inner.vocab(), &[id]).map_err(|error| {
+            match error {
+                // One id: there is no position to name.
+                Error::UnusedId { id, .. } => PyValueError::new_err(format!(
+                    "token id {id} is unused: no token of this vocabulary has it"
+                )),
+                other => to_py(other),
+            }
+        })?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -398,7 +394,7 @@ impl CoreBPE {
 /// encodes words given as symbol ids.
 #[pyclass(frozen, module = "bytepair._native")]
 struct CoreSymbolBPE {
-    rules: bytepair_core::bpe::encode::SymbolRules,
+    rules: bytepair_core::bpe::SymbolRules,
 }
 
 #[pymethods]
@@ -407,7 +403,7 @@ impl CoreSymbolBPE {
     #[new]
     fn new(rules: Vec<(u32, u32, u32)>) -> Self {
         Self {
-            rules: bytepair_core::bpe::encode::SymbolRules::new(rules),
+            rules: bytepair_core::bpe::SymbolRules::new(rules),
         }
     }
 

@@ -82,13 +82,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     unigram::register(m)?;
     loaded::register(m)?;
     misc::register(m)?;
-    m.add("GPT2_PATTERN", bytepair_core::pretokenize::GPT2_PATTERN)?;
-    m.add(
-        "WHITESPACE_PATTERN",
-        bytepair_core::pretokenize::WHITESPACE_PATTERN,
-    )?;
-    m.add("R50K_PATTERN", bytepair_core::pretokenize::R50K_PATTERN)?;
-    m.add("CL100K_PATTERN", bytepair_core::pretokenize::CL100K_PATTERN)?;
-    m.add("O200K_PATTERN", bytepair_core::pretokenize::O200K_PATTERN)?;
+    m.add("GPT2_PATTERN", bytepair_core::GPT2_PATTERN)?;
+    m.add("WHITESPACE_PATTERN", bytepair_core::WHITESPACE_PATTERN)?;
+    m.add("R50K_PATTERN", bytepair_core::R50K_PATTERN)?;
+    m.add("CL100K_PATTERN", bytepair_core::CL100K_PATTERN)?;
+    m.add("O200K_PATTERN", bytepair_core::O200K_PATTERN)?;
     Ok(())
 }

@@ -8,8 +8,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyList};
 
-use bytepair_core::rng::Rng;
-use bytepair_core::Error;
+use bytepair_core::{Error, Rng};
 
 use crate::convert::{batch_buffers, ids_of, lists_of, u32_buffer, IdInts};
 use crate::errors::without_gil;

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyBytes;
 
-use bytepair_core::bpe::train::Progress;
+use bytepair_core::bpe::Progress;
 use bytepair_core::{
     Error, Normalizer, PretokenCounts, Pretokenizer, SpecialTokens, TrainConfig, Trained,
 };
@@ -209,12 +209,14 @@ fn train_bpe(
     );
     config.max_token_length = settings.max_token_length;
     let every = settings.checkpoint.as_ref().map(|c| c.every);
-    config.checkpoint =
-        settings
-            .checkpoint
-            .map(|CheckpointSettings { path, meta, .. }| {
-                bytepair_core::bpe::train::Checkpointing { path, meta }
-            });
+    config.checkpoint = settings
+        .checkpoint
+        .map(
+            |CheckpointSettings { path, meta, .. }| bytepair_core::bpe::Checkpointing {
+                path,
+                meta,
+            },
+        );
     let counts = &counter.counts;
     trained_with_progress(py, progress, every, |report| {
         bytepair_core::train(counts.iter(), &config, report)
@@ -235,7 +237,7 @@ fn resume_bpe(
     let every = checkpoint.as_ref().map(|c| c.every);
     let meta = checkpoint.map(|c| c.meta);
     trained_with_progress(py, progress, every, |report| {
-        bytepair_core::bpe::train::resume(&path, vocab_size, meta, report).map(|(t, _)| t)
+        bytepair_core::bpe::resume(&path, vocab_size, meta, report).map(|(t, _)| t)
     })
 }
 
@@ -282,7 +284,7 @@ fn train_bpe_symbols(
     config.max_merges = settings.max_merges;
     config.largest_ties = settings.largest_ties;
     trained_with_progress(py, progress, None, |report| {
-        bytepair_core::bpe::train::train_symbols(words, base, &config, report)
+        bytepair_core::bpe::train_symbols(words, base, &config, report)
     })
 }
 

@@ -11,8 +11,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyList};
 
-use bytepair_core::rng::Rng;
-use bytepair_core::{Error, Normalizer, SpecialTokens};
+use bytepair_core::{Error, Normalizer, Rng, SpecialTokens};
 
 use crate::convert::{batch_buffers, ids_of, lists_of, pretokenizer, u32_buffer, IdInts};
 use crate::errors::{to_py, without_gil};
