@@ -46,47 +46,40 @@
 //! on every input; nothing here depends on hash order or thread count; no
 //! path that user input reaches panics.
 
-pub mod batch_pipeline;
 pub mod bpe;
-mod count;
-mod crc32;
-mod double_array;
 mod error;
+mod formats;
 pub mod gage;
-pub mod hf_json;
-pub mod id_text;
-mod metaspace;
-mod normalize;
-pub mod rank_file;
-mod scan;
-mod scan_blocks;
+mod parallel;
 pub mod sentencepiece;
-mod token_table;
+mod text;
 mod tokenizer;
 pub mod unigram;
+mod util;
+
+pub use formats::{hf_json, id_text, rank_file};
+pub use parallel::batch_pipeline;
 
 // Public only until the Python glue imports their items from the crate root
 // (each is re-exported below).
 #[doc(hidden)]
 pub mod decode;
 #[doc(hidden)]
-pub mod pretokenize;
+pub use text::{pretokenize, special};
 #[doc(hidden)]
-pub mod rng;
-#[doc(hidden)]
-pub mod special;
+pub use util::rng;
 #[doc(hidden)]
 pub mod vocab;
 
 pub use bpe::{train, Encoder, StopReason, TrainConfig, Trained};
-pub use count::PretokenCounts;
 pub use decode::decode_bytes;
 pub use error::{Error, Result};
-pub use normalize::Normalizer;
-pub use pretokenize::{
+pub use parallel::count::PretokenCounts;
+pub use text::normalize::Normalizer;
+pub use text::pretokenize::{
     Pretokenizer, CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, R50K_PATTERN, WHITESPACE_PATTERN,
 };
-pub use rng::Rng;
-pub use special::{Selection, SpecialTokens, Strip};
+pub use text::special::{Selection, SpecialTokens, Strip};
 pub use tokenizer::Tokenizer;
+pub use util::rng::Rng;
 pub use vocab::{Ranking, Vocab};

@@ -9,10 +9,10 @@ use crate::bpe::dropout::encode_piece_with_dropout;
 use crate::bpe::piece_cache::{CacheKey, PieceCache};
 use crate::bpe::Encoder;
 use crate::error::Result;
-use crate::normalize::Normalizer;
-use crate::pretokenize::Pretokenizer;
-use crate::rng::Rng;
-use crate::special::{Segment, Selection};
+use crate::text::normalize::Normalizer;
+use crate::text::pretokenize::Pretokenizer;
+use crate::text::special::{Segment, Selection};
+use crate::util::rng::Rng;
 use crate::vocab::Vocab;
 
 #[derive(Debug)]

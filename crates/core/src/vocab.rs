@@ -8,8 +8,8 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{Error, Result};
-use crate::special::SpecialTokens;
-use crate::token_table::{TableError, TokenTable};
+use crate::text::special::SpecialTokens;
+use crate::util::token_table::{TableError, TokenTable};
 
 /// A pair of token ids packed into one hash key.
 #[inline]
@@ -239,7 +239,7 @@ impl Vocab {
     }
 
     /// Sets the whitespace each special token swallows (in the order given to `new`).
-    pub fn with_special_strip(mut self, strip: Vec<crate::special::Strip>) -> Result<Self> {
+    pub fn with_special_strip(mut self, strip: Vec<crate::text::special::Strip>) -> Result<Self> {
         self.special = self.special.with_strip(strip)?;
         Ok(self)
     }

@@ -4,7 +4,7 @@ use std::collections::BinaryHeap;
 
 use super::encode::{encode_piece, merge_linked, HeapQueue, MergeQueue};
 use super::tables::Tables;
-use crate::rng::Rng;
+use crate::util::rng::Rng;
 
 /// BPE-dropout (Provilkov et al. 2020) as HuggingFace tokenizers does it:
 /// each candidate merge, when its turn comes, is skipped with probability

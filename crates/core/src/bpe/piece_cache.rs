@@ -22,7 +22,7 @@ use hashbrown::HashTable;
 
 use super::encode::{encode_piece, encode_skipping_rank};
 use super::tables::{packed_key, short_key, Tables};
-use crate::token_table::hash_of;
+use crate::util::token_table::hash_of;
 
 /// A short-piece table's first and largest number of slots (powers of two).
 const TABLE_MIN_SLOTS: usize = 1 << 8;
@@ -603,7 +603,7 @@ mod tests {
         // come back, so pieces are encoded around it for a while, then with
         // it again (several times a call here).
         let t = tokenizer(&[(b"a", b"b"), (b"B", b"c"), (b" ", b"a"), (b"ab", b"Bc")]);
-        let mut rng = crate::rng::Rng::new(3);
+        let mut rng = crate::util::rng::Rng::new(3);
         let words: Vec<String> = (0..120_000)
             .map(|_| {
                 let n = 2 + (rng.next_u64() % 6) as usize;

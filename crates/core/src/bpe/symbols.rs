@@ -119,7 +119,7 @@ fn merge_symbols_by_heap(symbols: &mut Vec<u32>, rules: &FxHashMap<u64, (u32, u3
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
+    use crate::util::rng::Rng;
 
     #[test]
     fn long_symbol_words_merge_by_heap_as_by_scan() {

@@ -27,10 +27,10 @@ use unicode_segmentation::UnicodeSegmentation;
 use super::normalize::{apply_charsmap_tokenizers, Charsmap};
 use super::unigram::{Lattice, Scratch, Seg};
 use super::UNK_PENALTY;
-use crate::double_array::{DoubleArray, NONE};
 use crate::error::{Error, Result};
-use crate::normalize::Normalizer;
-use crate::special::automaton_kind;
+use crate::text::normalize::Normalizer;
+use crate::text::special::automaton_kind;
+use crate::util::double_array::{DoubleArray, NONE};
 
 /// A normalizer step of the file, in order.
 #[derive(Clone, Debug)]

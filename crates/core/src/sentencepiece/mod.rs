@@ -25,10 +25,10 @@ mod unigram;
 
 use rayon::prelude::*;
 
-use crate::double_array::{DoubleArray, NONE};
 use crate::error::{Error, Result};
-use crate::rng::Rng;
 use crate::unigram::lattice::{self as unigram_lattice, View};
+use crate::util::double_array::{DoubleArray, NONE};
+use crate::util::rng::Rng;
 pub use hf::{HfAddedToken, HfNormalizerStep, HfUnigramEncoder, Metaspace, PrependScheme};
 pub use hf_decode::{HfDecoder, HfDecoderStep};
 pub use normalize::{SpNormalizer, SPACE_SYMBOL};

@@ -13,8 +13,8 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::double_array::DoubleArray;
 use crate::error::{Error, Result};
+use crate::util::double_array::DoubleArray;
 
 /// What an escaped space is written as (U+2581).
 pub const SPACE_SYMBOL: &str = "\u{2581}";

@@ -21,9 +21,9 @@ pub use progress::{Progress, Stage};
 pub use text::{UnigramTokenizer, Words};
 pub use train::{digamma, train, Round, UnigramConfig, UnigramTrained};
 
-use crate::double_array::DoubleArray;
 use crate::error::{Error, Result};
-use crate::rng::Rng;
+use crate::util::double_array::DoubleArray;
+use crate::util::rng::Rng;
 use lattice::{Scratch, View, UNK};
 
 /// What an id of a unigram vocabulary is.

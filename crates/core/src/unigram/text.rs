@@ -12,11 +12,11 @@ use rustc_hash::FxHashMap;
 use super::lattice::MAX_NBEST;
 use super::UnigramModel;
 use crate::error::Result;
-use crate::metaspace::{split_before_spaces, word_of};
-use crate::normalize::Normalizer;
-use crate::pretokenize::Pretokenizer;
-use crate::rng::Rng;
-use crate::special::{Segment, Selection, SpecialTokens};
+use crate::text::metaspace::{split_before_spaces, word_of};
+use crate::text::normalize::Normalizer;
+use crate::text::pretokenize::Pretokenizer;
+use crate::text::special::{Segment, Selection, SpecialTokens};
+use crate::util::rng::Rng;
 
 /// How a text is cut into words before segmentation.
 #[derive(Clone, Debug)]

@@ -165,8 +165,8 @@ fn buckets_agree_with_the_heap_on_very_long_pieces() {
 /// A random vocabulary over the bytes `a`, `b`, `c`: random merges of
 /// existing tokens (any order of ranks, some bytes made twice), or for
 /// tiktoken's rule random tokens in random id order.
-fn random_vocab(rng: &mut crate::rng::Rng, token_ids: bool) -> Tables {
-    let pick = |rng: &mut crate::rng::Rng, n: usize| (rng.next_u64() % n as u64) as usize;
+fn random_vocab(rng: &mut crate::util::rng::Rng, token_ids: bool) -> Tables {
+    let pick = |rng: &mut crate::util::rng::Rng, n: usize| (rng.next_u64() % n as u64) as usize;
     let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
     if token_ids {
         for _ in 0..40 {
@@ -236,7 +236,7 @@ fn pieces_agree_with_the_reference_on_random_vocabularies() {
             assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&piece));
         }
     }
-    let mut rng = crate::rng::Rng::new(11);
+    let mut rng = crate::util::rng::Rng::new(11);
     for case in 0..300 {
         let vocab = random_vocab(&mut rng, case % 2 == 1);
         for _ in 0..40 {
@@ -338,7 +338,7 @@ fn whole_characters_merge_as_their_bytes_would_on_random_vocabularies() {
 
 #[test]
 fn windows_agree_with_merging_whole_on_random_vocabularies() {
-    let mut rng = crate::rng::Rng::new(7);
+    let mut rng = crate::util::rng::Rng::new(7);
     let mut naive_wrong = 0;
     for case in 0..400 {
         let vocab = random_vocab(&mut rng, case % 2 == 1);

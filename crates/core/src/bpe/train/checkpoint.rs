@@ -27,8 +27,8 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use super::{add_pairs, Word};
-use crate::crc32::Crc32;
 use crate::error::{Error, Result};
+use crate::util::crc32::Crc32;
 
 const MAGIC: &[u8; 8] = b"BPCKPT01";
 const VERSION: u32 = 1;

@@ -494,7 +494,7 @@ pub fn train_symbols(
             "max_token_length must be at least 1 byte".into(),
         ));
     }
-    crate::special::SpecialTokens::new(
+    crate::text::special::SpecialTokens::new(
         config
             .special_tokens
             .iter()

@@ -365,7 +365,7 @@ impl Trainer {
         };
         // The kind of each symbol's character (symbol 0: a break).
         let kinds: Vec<u8> = std::iter::once(2)
-            .chain(covered.iter().map(|&c| crate::scan::char_kind(c)))
+            .chain(covered.iter().map(|&c| crate::text::scan::char_kind(c)))
             .collect();
         // A special token's text is never a seed, so no normal piece repeats it.
         let excluded: FxHashSet<Vec<u32>> = config

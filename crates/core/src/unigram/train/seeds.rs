@@ -231,7 +231,7 @@ pub(crate) fn seed_candidates(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
+    use crate::util::rng::Rng;
     use std::collections::BTreeMap;
 
     fn go_on(_: Stage) -> bool {

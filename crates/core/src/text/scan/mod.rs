@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use regex_syntax::hir::{Class, HirKind};
 use rustc_hash::FxHashMap;
 
-use crate::scan_blocks::{self, Pattern};
+use crate::text::scan_blocks::{self, Pattern};
 
 const LETTER: u16 = 1; // \p{L}
 const NUMBER: u16 = 2; // \p{N}

@@ -1,7 +1,7 @@
 //! Every scanner against the published regex it stands for (fancy-regex).
 
 use super::*;
-use crate::pretokenize::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, R50K_PATTERN};
+use crate::text::pretokenize::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, R50K_PATTERN};
 
 fn by_regex(regex: &fancy_regex::Regex, text: &str) -> Vec<String> {
     regex
@@ -128,7 +128,7 @@ fn blocks_of_ascii_equal_the_patterns() {
         (Scanner::O200k, O200K_PATTERN),
     ] {
         let regex = fancy_regex::Regex::new(pattern).unwrap();
-        let mut rng = crate::rng::Rng::new(pattern.len() as u64);
+        let mut rng = crate::util::rng::Rng::new(pattern.len() as u64);
         for round in 0..3000 {
             let mut text = String::new();
             // Some texts nearly all common prose, some of every word.
