@@ -22,8 +22,7 @@
 
 use std::time::Instant;
 
-use bytepair_core::vocab::Ranking;
-use bytepair_core::{Encoder, Pretokenizer, Tokenizer, Vocab};
+use bytepair_core::{Encoder, Pretokenizer, Ranking, Tokenizer, Vocab};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -47,6 +47,7 @@
 //! path that user input reaches panics.
 
 pub mod bpe;
+mod decode;
 mod error;
 mod formats;
 pub mod gage;
@@ -56,20 +57,10 @@ mod text;
 mod tokenizer;
 pub mod unigram;
 mod util;
+mod vocab;
 
 pub use formats::{hf_json, id_text, rank_file};
 pub use parallel::batch_pipeline;
-
-// Public only until the Python glue imports their items from the crate root
-// (each is re-exported below).
-#[doc(hidden)]
-pub mod decode;
-#[doc(hidden)]
-pub use text::{pretokenize, special};
-#[doc(hidden)]
-pub use util::rng;
-#[doc(hidden)]
-pub mod vocab;
 
 pub use bpe::{train, Encoder, StopReason, TrainConfig, Trained};
 pub use decode::decode_bytes;

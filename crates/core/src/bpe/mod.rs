@@ -2,14 +2,14 @@
 //! merge rank, over bytes or (for character-level BPE) any symbols.
 
 pub(crate) mod dropout;
-pub mod encode;
+pub(crate) mod encode;
 mod encoder;
 pub(crate) mod piece_cache;
 #[cfg(test)]
 mod random_text;
 mod symbols;
 mod tables;
-pub mod train;
+mod train;
 mod uncrossed;
 mod whole_chars;
 

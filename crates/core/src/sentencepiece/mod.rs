@@ -1,5 +1,5 @@
 //! SentencePiece's `encode` for a loaded `.model` (sentencepiece 0.2.3,
-//! exactly), and HuggingFace tokenizers' Unigram `encode` ([`hf`]) and
+//! exactly), and HuggingFace tokenizers' Unigram `encode` ([`HfUnigramEncoder`]) and
 //! `decode` ([`HfDecoder`]).
 //!
 //! The pure-Python references are `bytepair.reference.sentencepiece`,
@@ -18,7 +18,7 @@
 
 mod bpe;
 pub(crate) mod decode;
-pub mod hf;
+mod hf;
 mod hf_decode;
 mod normalize;
 mod unigram;

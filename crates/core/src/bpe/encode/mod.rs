@@ -27,10 +27,6 @@ pub(crate) use linked::{merge_linked, HeapQueue, MergeQueue};
 use super::tables::Tables;
 use crate::vocab::MergeRule;
 
-/// The merge rules of symbols other than bytes, at their former place: for
-/// the Python glue until it imports [`crate::bpe::SymbolRules`].
-pub use super::SymbolRules;
-
 /// Pieces up to this long (in bytes) use the plain scan.
 const SCAN_LIMIT: usize = 32;
 
