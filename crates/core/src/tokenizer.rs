@@ -1,5 +1,5 @@
-//! A BPE tokenizer: vocabulary + pre-tokenizer, with tiktoken's encode
-//! contract for special tokens.
+//! A BPE tokenizer: encoder (vocabulary + lookup indexes) + pre-tokenizer,
+//! with tiktoken's encode contract for special tokens.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -41,6 +41,8 @@ impl Tokenizer {
         Self::with_encoder(Encoder::new(vocab), pretokenizer)
     }
 
+    /// A tokenizer over an encoder built already (a clone of one keeps its
+    /// indexes and gets caches of its own).
     pub fn with_encoder(encoder: Encoder, pretokenizer: Pretokenizer) -> Self {
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Self {

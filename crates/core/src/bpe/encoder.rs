@@ -8,7 +8,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
-use super::encode::{encode_piece, encode_skipping_rank};
+use super::encode::encode_skipping_rank;
 use super::tables::Tables;
 use super::whole_chars::WholeChars;
 use crate::vocab::{Ranking, Vocab};
@@ -53,11 +53,6 @@ impl Encoder {
     #[cfg(test)]
     pub(crate) fn into_tables(self) -> Tables {
         self.tables
-    }
-
-    /// Appends the ids of one pre-token to `out`.
-    pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) {
-        encode_piece(&self.tables, piece, out)
     }
 
     /// The merge list: the explicit one, or for tiktoken's rule, for each
