@@ -1,4 +1,4 @@
-"""The stub python/bytepair/_native.pyi describes the compiled extension: every
+"""The stub python/bytepair/_native/_ext.pyi describes the compiled extension: every
 class, method, function and constant it has, with the same parameters and
 defaults (mypy's stubtest compares the two)."""
 
@@ -17,7 +17,7 @@ def test_native_stub_matches_the_compiled_module():
         pytest.skip("mypy is not installed (pip install mypy): stubtest is part of it")
     # From the repository root, as CI runs it, so mypy reads the project's settings.
     result = subprocess.run(
-        [sys.executable, "-m", "mypy.stubtest", "bytepair._native"],
+        [sys.executable, "-m", "mypy.stubtest", "bytepair._native._ext"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -26,7 +26,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// A BPE tokenizer: vocabulary, merges, special tokens, pre-tokenizer.
-#[pyclass(frozen, module = "bytepair._native")]
+#[pyclass(frozen, module = "bytepair._native._ext")]
 struct CoreBPE {
     inner: bytepair_core::Tokenizer,
     ints: IdInts,
@@ -392,7 +392,7 @@ impl CoreBPE {
 
 /// Merge rules over an alphabet of symbol ids (classic character BPE):
 /// encodes words given as symbol ids.
-#[pyclass(frozen, module = "bytepair._native")]
+#[pyclass(frozen, module = "bytepair._native._ext")]
 struct CoreSymbolBPE {
     rules: bytepair_core::bpe::SymbolRules,
 }

@@ -76,7 +76,7 @@ fn in_parallel<T: Send>(
 }
 
 #[pymodule]
-fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
     train::register(m)?;
     unigram::register(m)?;

@@ -81,7 +81,7 @@ struct SentencePieceSettings {
 
 /// SentencePiece's own encoding of a loaded `.model` (unigram or BPE):
 /// `SentencePieceProcessor.encode(text)`'s ids.
-#[pyclass(frozen, module = "bytepair._native")]
+#[pyclass(frozen, module = "bytepair._native._ext")]
 struct CoreSentencePiece {
     inner: bytepair_core::sentencepiece::SentencePieceEncoder,
     ints: IdInts,
@@ -222,7 +222,7 @@ struct MetaspaceSettings {
 
 /// tokenizers' encoding of a Unigram `tokenizer.json`:
 /// `encode(text, add_special_tokens=False).ids`.
-#[pyclass(frozen, module = "bytepair._native")]
+#[pyclass(frozen, module = "bytepair._native._ext")]
 struct CoreHfUnigram {
     inner: bytepair_core::sentencepiece::HfUnigramEncoder,
     ints: IdInts,
@@ -334,7 +334,7 @@ impl CoreHfUnigram {
 }
 
 /// tokenizers' decode of a Unigram tokenizer.json (HfDecoder).
-#[pyclass(frozen, module = "bytepair._native")]
+#[pyclass(frozen, module = "bytepair._native._ext")]
 struct CoreHfDecoder {
     inner: bytepair_core::sentencepiece::HfDecoder,
 }

@@ -41,7 +41,7 @@ fn parse_rank_file<'py>(
 
 /// A byte-level `tokenizer.json` with its two big tables kept in Rust
 /// (`bytepair_core::hf_json`); maps like the `model.vocab` dict for lookups.
-#[pyclass(frozen, module = "bytepair._native")]
+#[pyclass(frozen, module = "bytepair._native._ext")]
 struct HfBpeDocument {
     document: bytepair_core::hf_json::BpeDocument,
 }

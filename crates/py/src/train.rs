@@ -30,7 +30,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// Pre-token counts, filled batch by batch before training.
-#[pyclass(module = "bytepair._native")]
+#[pyclass(module = "bytepair._native._ext")]
 pub(crate) struct PretokenCounter {
     pub(crate) counts: PretokenCounts,
     /// None: SentencePiece-style words (`"metaspace"`, for unigram training).
@@ -132,7 +132,7 @@ impl PretokenCounter {
 }
 
 /// What a BPE training made.
-#[pyclass(frozen, get_all, module = "bytepair._native")]
+#[pyclass(frozen, get_all, module = "bytepair._native._ext")]
 struct TrainedBPE {
     /// All tokens by id: the special tokens, then the base symbols (the 256
     /// bytes, or [`train_bpe_symbols`]' `base`), then the merged tokens.

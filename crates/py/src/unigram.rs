@@ -30,7 +30,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// A unigram tokenizer: pieces with log-probabilities, special tokens, and
 /// how text is cut into words ("metaspace" or a BPE-side pre-tokenizer),
 /// and the normalization of the text between special tokens.
-#[pyclass(frozen, module = "bytepair._native")]
+#[pyclass(frozen, module = "bytepair._native._ext")]
 struct CoreUnigram {
     inner: bytepair_core::unigram::UnigramTokenizer,
     decoder: bytepair_core::unigram::UnigramDecoder,
@@ -272,7 +272,7 @@ impl CoreUnigram {
 
 /// What a unigram training made: pieces by id with their scores and kinds,
 /// and the rounds of EM and pruning.
-#[pyclass(frozen, get_all, module = "bytepair._native")]
+#[pyclass(frozen, get_all, module = "bytepair._native._ext")]
 struct TrainedUnigram {
     /// By id: `<unk>`, the special tokens, the 256 byte pieces (with byte
     /// fallback), then the normal pieces.
@@ -286,7 +286,7 @@ struct TrainedUnigram {
 
 /// One round of unigram training: EM sub-iterations, then a pruning (none
 /// in the last round).
-#[pyclass(frozen, get_all, module = "bytepair._native")]
+#[pyclass(frozen, get_all, module = "bytepair._native._ext")]
 #[derive(Clone)]
 struct UnigramRound {
     /// Pieces in the table when the round began.

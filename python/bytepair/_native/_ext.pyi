@@ -1,6 +1,6 @@
 """Stub of the private Rust extension. Use the public API in bytepair instead.
 
-Checked against the compiled module by ``python -m mypy.stubtest bytepair._native``
+Checked against the compiled module by ``python -m mypy.stubtest bytepair._native._ext``
 (tests/test_native_stub.py). Settings cross as plain dicts with every key
 given; the ``...Settings`` TypedDicts below name their keys for type checkers
 only (``@type_check_only``: they do not exist at runtime). Results come back
