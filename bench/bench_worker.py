@@ -269,7 +269,14 @@ def train_main(job: dict) -> None:
         result["count_s"] = time.perf_counter() - t0
         result["distinct_pretokens"] = len(counter)
         t0 = time.perf_counter()
-        tokens, merges, counts, stop = _native.train_bpe(counter, vocab, [], 1, None)
+        settings = {
+            "vocab_size": vocab,
+            "special_tokens": [],
+            "min_frequency": 1,
+            "max_token_length": None,
+            "checkpoint": None,
+        }
+        tokens = _native.train_bpe(counter, settings).tokens
         result["merge_s"] = time.perf_counter() - t0
         result["train_s"] = result["count_s"] + result["merge_s"]
         merged = [bytes(tokens[i]) for i in range(256, len(tokens))]

@@ -43,6 +43,20 @@ def reference(texts, vocab_size, **kw):
         return ref.train(texts, vocab_size, **kw)
 
 
+def unigram_settings(vocab_size, special_tokens, byte_fallback):
+    """The core trainer's settings, the others fixed."""
+    return {
+        "vocab_size": vocab_size,
+        "special_tokens": special_tokens,
+        "character_coverage": 1.0,
+        "max_piece_length": 16,
+        "seed_size": 1000,
+        "shrinking_factor": 0.75,
+        "num_sub_iterations": 2,
+        "byte_fallback": byte_fallback,
+    }
+
+
 def assert_same_model(tok, result):
     assert list(tok.model.pieces) == list(result.pieces)
     assert list(tok.model.kinds) == list(result.kinds)
@@ -159,9 +173,7 @@ def test_special_tokens_that_always_repeat_a_piece_are_refused(special, kw, mess
     counter.add_texts(["he he"])
     byte_fallback = bool(kw)
     with pytest.raises(ValueError, match=message):
-        _native.train_unigram(
-            counter, vocab, [special], 1.0, 16, 1000, 0.75, 2, byte_fallback, None
-        )
+        _native.train_unigram(counter, unigram_settings(vocab, [special], byte_fallback))
 
 
 @pytest.mark.slow
@@ -321,7 +333,7 @@ def test_interrupting_by_the_progress_callback_raises(monkeypatch):
     counter = _native.PretokenCounter([], "metaspace")
     counter.add_texts(["some text to count and train on"] * 10)
     with pytest.raises(KeyboardInterrupt):
-        _native.train_unigram(counter, 30, [], 1.0, 16, 1000, 0.75, 2, False, stop)
+        _native.train_unigram(counter, unigram_settings(30, [], False), stop)
 
 
 def test_pickle_and_threads_share_one_tokenizer(small_model):

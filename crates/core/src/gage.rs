@@ -43,8 +43,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::crc32::crc32;
 use crate::error::{Error, Result};
+use crate::util::crc32::crc32;
 
 pub const MAGIC: &[u8; 4] = b"GAGE";
 pub const VERSION: u8 = 1;
@@ -520,7 +520,7 @@ fn decode_block(reader: &mut Reader, block: usize, total: u64, out: &mut Vec<u8>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
+    use crate::util::rng::Rng;
 
     /// The algorithm as written in the module docs, recounting every pair
     /// before each replacement: what the incremental counts must equal.

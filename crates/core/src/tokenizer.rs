@@ -1,22 +1,23 @@
-//! A BPE tokenizer: vocabulary + pre-tokenizer, with tiktoken's encode
-//! contract for special tokens.
+//! A BPE tokenizer: encoder (vocabulary + lookup indexes) + pre-tokenizer,
+//! with tiktoken's encode contract for special tokens.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use crate::bpe::encode::encode_piece_with_dropout;
+use crate::bpe::dropout::encode_piece_with_dropout;
 use crate::bpe::piece_cache::{CacheKey, PieceCache};
+use crate::bpe::Encoder;
 use crate::error::Result;
-use crate::normalize::Normalizer;
-use crate::pretokenize::Pretokenizer;
-use crate::rng::Rng;
-use crate::special::{Segment, Selection};
+use crate::text::normalize::Normalizer;
+use crate::text::pretokenize::Pretokenizer;
+use crate::text::special::{Segment, Selection};
+use crate::util::rng::Rng;
 use crate::vocab::Vocab;
 
 #[derive(Debug)]
 pub struct Tokenizer {
-    vocab: Vocab,
+    encoder: Encoder,
     pretokenizer: Pretokenizer,
     /// Applied to the text between special tokens, before pre-tokenizing.
     normalizer: Normalizer,
@@ -29,15 +30,23 @@ pub struct Tokenizer {
 /// A clone is a new tokenizer with caches of its own.
 impl Clone for Tokenizer {
     fn clone(&self) -> Self {
-        Self::new(self.vocab.clone(), self.pretokenizer.clone()).with_normalizer(self.normalizer)
+        Self::with_encoder(self.encoder.clone(), self.pretokenizer.clone())
+            .with_normalizer(self.normalizer)
     }
 }
 
 impl Tokenizer {
+    /// Builds the encoder of `vocab` (its lookup indexes) for `pretokenizer`.
     pub fn new(vocab: Vocab, pretokenizer: Pretokenizer) -> Self {
+        Self::with_encoder(Encoder::new(vocab), pretokenizer)
+    }
+
+    /// A tokenizer over an encoder built already (a clone of one keeps its
+    /// indexes and gets caches of its own).
+    pub fn with_encoder(encoder: Encoder, pretokenizer: Pretokenizer) -> Self {
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Self {
-            vocab,
+            encoder,
             pretokenizer,
             normalizer: Normalizer::default(),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -71,7 +80,16 @@ impl Tokenizer {
     }
 
     pub fn vocab(&self) -> &Vocab {
-        &self.vocab
+        self.encoder.vocab()
+    }
+
+    pub fn encoder(&self) -> &Encoder {
+        &self.encoder
+    }
+
+    /// The merge list (see [`Encoder::merges`]).
+    pub fn merges(&self) -> (Vec<(u32, u32)>, Vec<u32>) {
+        self.encoder.merges()
     }
 
     pub fn pretokenizer(&self) -> &Pretokenizer {
@@ -83,7 +101,7 @@ impl Tokenizer {
     fn encode_text(&self, text: &str, cache: &mut PieceCache, out: &mut Vec<u32>) -> Result<()> {
         let text = self.normalizer.apply(text);
         self.pretokenizer.for_each_piece(&text, |piece| {
-            cache.encode(&self.vocab, piece.as_bytes(), out)
+            cache.encode(self.encoder.tables(), piece.as_bytes(), out)
         })
     }
 
@@ -109,7 +127,7 @@ impl Tokenizer {
         text: &str,
         disallowed: Selection,
     ) -> Result<Option<(usize, &'s str)>> {
-        self.vocab.special().find(text, disallowed)
+        self.vocab().special().find(text, disallowed)
     }
 
     /// Encodes `text`, emitting the ids of the `allowed` special tokens.
@@ -129,7 +147,7 @@ impl Tokenizer {
     ) -> Result<()> {
         out.reserve(text.len() / 3);
         let mut cache = self.cache(text.len());
-        self.vocab
+        self.vocab()
             .special()
             .split(text, allowed, |segment| match segment {
                 Segment::Special(id) => {
@@ -162,7 +180,7 @@ impl Tokenizer {
             return self.encode_with_special(text, allowed);
         }
         let mut out = Vec::with_capacity(text.len() / 2);
-        self.vocab
+        self.vocab()
             .special()
             .split(text, allowed, |segment| match segment {
                 Segment::Special(id) => {
@@ -172,7 +190,13 @@ impl Tokenizer {
                 Segment::Text(t) => {
                     let t = self.normalizer.apply(t);
                     self.pretokenizer.for_each_piece(&t, |piece| {
-                        encode_piece_with_dropout(&self.vocab, piece.as_bytes(), p, rng, &mut out)
+                        encode_piece_with_dropout(
+                            self.encoder.tables(),
+                            piece.as_bytes(),
+                            p,
+                            rng,
+                            &mut out,
+                        )
                     })
                 }
             })?;
@@ -201,6 +225,6 @@ impl Tokenizer {
     // ---- Decoding ----
 
     pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
-        crate::decode::decode_bytes(&self.vocab, ids)
+        crate::decode::decode_bytes(self.vocab(), ids)
     }
 }

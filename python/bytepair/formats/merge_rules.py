@@ -159,8 +159,7 @@ def natural_merges(
         list(tokens),
         None,
         [(tokens[i].decode("utf-8"), i) for i in special_ids],  # type: ignore[union-attr]
-        "none",
-        None,
+        {"pretokenizer": "none", "pattern": None, "special_strip": None, "normalize": []},
     )
     derived, stuck = core.merges()
     pairs = {tokens[left] + tokens[right]: (left, right) for left, right in derived}  # type: ignore[operator]
@@ -185,7 +184,10 @@ def rank_merges(model: BPEModel) -> tuple[list[tuple[int, int]], list[int]]:
     from .. import _native
 
     core = _native.CoreBPE(
-        list(model.tokens), None, list(model.special_tokens.items()), "none", None
+        list(model.tokens),
+        None,
+        list(model.special_tokens.items()),
+        {"pretokenizer": "none", "pattern": None, "special_strip": None, "normalize": []},
     )
     return core.merges()
 

@@ -118,12 +118,16 @@ class Tokenizer(BatchDecoding):
             model.tokens,
             model.merges,
             list(model.special_tokens.items()),
-            pretokenizer.kind,
-            pretokenizer.pattern if pretokenizer.kind == "regex" else None,
-            [model.special_token_strip.get(t, (False, False)) for t in model.special_tokens]
-            if model.special_token_strip
-            else None,
-            list(model.normalize),
+            {
+                "pretokenizer": pretokenizer.kind,
+                "pattern": pretokenizer.pattern if pretokenizer.kind == "regex" else None,
+                "special_strip": [
+                    model.special_token_strip.get(t, (False, False)) for t in model.special_tokens
+                ]
+                if model.special_token_strip
+                else None,
+                "normalize": list(model.normalize),
+            },
         )
         self._model = model
         added = set(model.added_tokens)

@@ -297,15 +297,15 @@ def _sentencepiece_core(model: SentencePieceModel):
         list(model.pieces),
         [float(s) for s in model.scores],
         list(model.kinds),
-        model.algorithm,
-        model.byte_fallback,
-        (
-            bytes(n.precompiled_charsmap),
-            n.add_dummy_prefix,
-            n.remove_extra_whitespaces,
-            n.escape_whitespaces,
-            n.treat_whitespace_as_suffix,
-        ),
+        {
+            "algorithm": model.algorithm,
+            "byte_fallback": model.byte_fallback,
+            "precompiled_charsmap": bytes(n.precompiled_charsmap),
+            "add_dummy_prefix": n.add_dummy_prefix,
+            "remove_extra_whitespaces": n.remove_extra_whitespaces,
+            "escape_whitespaces": n.escape_whitespaces,
+            "treat_whitespace_as_suffix": n.treat_whitespace_as_suffix,
+        },
     )
 
 
@@ -361,12 +361,18 @@ def _tokenizers_core(model: SentencePieceModel, pipeline):
     return _native.CoreHfUnigram(
         list(model.pieces),
         [float(s) for s in model.scores],
-        model.unk_id,
-        model.byte_fallback,
-        steps,
-        pipeline.whitespace_split,
-        (METASPACE, prepend_scheme(model, pipeline), model.normalizer.split_on_whitespace),
-        [(t.content, t.id, t.normalized) for t in pipeline.added_tokens],
+        {
+            "unk_id": model.unk_id,
+            "byte_fallback": model.byte_fallback,
+            "normalizers": steps,
+            "whitespace_split": pipeline.whitespace_split,
+            "metaspace": {
+                "replacement": METASPACE,
+                "prepend_scheme": prepend_scheme(model, pipeline),
+                "split": model.normalizer.split_on_whitespace,
+            },
+            "added_tokens": [(t.content, t.id, t.normalized) for t in pipeline.added_tokens],
+        },
     )
 
 

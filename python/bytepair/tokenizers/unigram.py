@@ -501,13 +501,15 @@ class UnigramTokenizer(SentencePieceTokenizer, flavor="bytepair"):
             list(model.pieces),
             [float(s) for s in model.scores],
             list(model.kinds),
-            model.unk_id,
-            model.byte_fallback,
-            max(normal_lengths, default=1),
             [(p, i) for i, (p, k) in enumerate(zip(model.pieces, model.kinds)) if k == "control"],
-            "metaspace" if pre is None else pre.kind,
-            pre.pattern if pre is not None and pre.kind == "regex" else None,
-            list(model.normalize),
+            {
+                "unk_id": model.unk_id,
+                "byte_fallback": model.byte_fallback,
+                "max_piece_length": max(normal_lengths, default=1),
+                "pretokenizer": "metaspace" if pre is None else pre.kind,
+                "pattern": pre.pattern if pre is not None and pre.kind == "regex" else None,
+                "normalize": list(model.normalize),
+            },
         )
 
     # ---- Encoding ----

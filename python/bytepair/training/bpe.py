@@ -134,7 +134,7 @@ def merge_counted(
     started: float,
 ) -> Tokenizer:
     """The merging step of byte-level BPE training on counted pre-tokens."""
-    checkpoint = None
+    checkpoint: Optional[_native.CheckpointSettings] = None
     if options.checkpoint is not None:
         meta = {
             "format": CHECKPOINT_FORMAT,
@@ -148,20 +148,22 @@ def merge_counted(
             "distinct_pretokens": len(counter),
         }
         every = options.checkpoint_every
-        checkpoint = (
-            options.checkpoint,
-            json.dumps(meta),
-            float(CHECKPOINT_EVERY if every is None else every),
-        )
+        checkpoint = {
+            "path": options.checkpoint,
+            "meta": json.dumps(meta),
+            "every": float(CHECKPOINT_EVERY if every is None else every),
+        }
     bar, report = _merge_bar(progress, options)
     try:
         trained = _native.train_bpe(
             counter,
-            options.vocab_size,
-            options.special_tokens,
-            options.min_frequency,
-            options.max_token_length,
-            checkpoint,
+            {
+                "vocab_size": options.vocab_size,
+                "special_tokens": options.special_tokens,
+                "min_frequency": options.min_frequency,
+                "max_token_length": options.max_token_length,
+                "checkpoint": checkpoint,
+            },
             report,
         )
     finally:
@@ -171,7 +173,8 @@ def merge_counted(
 
 
 def _trained(trained, pre, options: BpeOptions, distinct: int, started: float) -> Tokenizer:
-    tokens, merges, counts, stop_reason = trained
+    tokens, merges, counts = trained.tokens, trained.merges, trained.merge_counts
+    stop_reason = trained.stop_reason
     specials = options.special_tokens
     bpe_model = BPEModel(
         tokens=tuple(tokens),
@@ -264,7 +267,7 @@ def resume_bpe(
     try:
         meta = {**settings.meta, "vocab_size": vocab_size}  # the new target, for the next resume
         trained = _native.resume_bpe(
-            path, vocab_size, (json.dumps(meta), float(checkpoint_every)), report
+            path, vocab_size, {"meta": json.dumps(meta), "every": float(checkpoint_every)}, report
         )
     finally:
         if bar is not None:

@@ -80,14 +80,18 @@ def train_char_bpe(
     # The first limit reached: vocab_size symbols, or the alphabet and num_merges merges.
     by_merges = None if num_merges is None else len(alphabet) + num_merges
     limit = min(n for n in (vocab_size, by_merges) if n is not None)
-    tokens, merges, merge_counts, stop = _native.train_bpe_symbols(
+    trained = _native.train_bpe_symbols(
         [([index[s] for s in symbols], c) for symbols, c in words],
         [s.encode("utf-8") for s in alphabet],
-        limit,
-        min_frequency,
-        num_merges,
-        tie_rule == "subword-nmt",
+        {
+            "vocab_size": limit,
+            "min_frequency": min_frequency,
+            "max_merges": num_merges,
+            "largest_ties": tie_rule == "subword-nmt",
+        },
     )
+    tokens, merges, merge_counts = trained.tokens, trained.merges, trained.merge_counts
+    stop = trained.stop_reason
     text_of = [t.decode("utf-8") for t in tokens]
     if stop != "vocab_size":
         warn(f"training stopped after {len(merges)} merges: {stop}")

@@ -81,13 +81,20 @@ def train_unigram(
             + (" and the 256 byte pieces of byte_fallback" if byte_fallback else "")
             + f" ({reserved} ids)"
         )
-    config = (
-        _number("character_coverage", character_coverage, 0, 1, low_open=True, high_open=False),
-        _positive_int("max_piece_length", max_piece_length),
-        _positive_int("seed_size", seed_size),
-        _number("shrinking_factor", shrinking_factor, 0, 1, low_open=True, high_open=True),
-        _positive_int("num_sub_iterations", num_sub_iterations),
-    )
+    settings: _native.UnigramTrainSettings = {
+        "vocab_size": vocab_size,
+        "special_tokens": list(special_tokens),
+        "character_coverage": _number(
+            "character_coverage", character_coverage, 0, 1, low_open=True, high_open=False
+        ),
+        "max_piece_length": _positive_int("max_piece_length", max_piece_length),
+        "seed_size": _positive_int("seed_size", seed_size),
+        "shrinking_factor": _number(
+            "shrinking_factor", shrinking_factor, 0, 1, low_open=True, high_open=True
+        ),
+        "num_sub_iterations": _positive_int("num_sub_iterations", num_sub_iterations),
+        "byte_fallback": byte_fallback,
+    }
     pre = None if pretokenizer == "metaspace" else resolve(pretokenizer)
     _check_specials(special_tokens, pre is None, byte_fallback)
     started = time.perf_counter()
@@ -109,17 +116,11 @@ def train_unigram(
         bar.update(1)
 
     try:
-        pieces, scores, kinds, rounds = _native.train_unigram(
-            counter,
-            vocab_size,
-            list(special_tokens),
-            *config,
-            byte_fallback,
-            report if bar is not None else None,
-        )
+        trained = _native.train_unigram(counter, settings, report if bar is not None else None)
     finally:
         if bar is not None:
             bar.close()
+    pieces, scores, kinds = trained.pieces, trained.scores, trained.kinds
     if len(pieces) < vocab_size:
         warn(
             f"training stopped at {len(pieces)} pieces of the {vocab_size} requested: "
@@ -139,7 +140,10 @@ def train_unigram(
         normalize=normalize,
     )
     report_ = UnigramTrainingReport(
-        rounds=tuple((a, tuple(b), c, d) for a, b, c, d in rounds),
+        rounds=tuple(
+            (r.size_at_start, tuple(r.objectives), r.size_after_em, r.size_after_prune)
+            for r in trained.rounds
+        ),
         vocab_size_requested=vocab_size,
         distinct_words=len(counter),
         seconds=time.perf_counter() - started,

@@ -21,8 +21,8 @@ use std::cell::RefCell;
 use hashbrown::HashTable;
 
 use super::encode::{encode_piece, encode_skipping_rank};
-use crate::token_table::hash_of;
-use crate::vocab::{packed_key, short_key, Vocab};
+use super::tables::{packed_key, short_key, Tables};
+use crate::util::token_table::hash_of;
 
 /// A short-piece table's first and largest number of slots (powers of two).
 const TABLE_MIN_SLOTS: usize = 1 << 8;
@@ -438,15 +438,15 @@ impl PieceCache {
 
     /// Appends the ids of `piece` (empty: none).
     #[inline]
-    pub fn encode(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
+    pub fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) {
         if piece.len() >= LONG_PIECE_MIN {
-            return self.encode_long(vocab, piece, out);
+            return self.encode_long(tables, piece, out);
         }
-        if self.push_known(vocab, piece, out) {
+        if self.push_known(tables, piece, out) {
             return;
         }
         let before = out.len();
-        self.encode_new(vocab, piece, out);
+        self.encode_new(tables, piece, out);
         self.remember(piece, before, out);
     }
 
@@ -456,32 +456,32 @@ impl PieceCache {
     /// do), and such runs only pushed the long pieces that repeat (long
     /// words of other scripts) out of the cache; nor is it looked for there.
     #[inline]
-    fn encode_long(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
-        let cut = vocab.next_uncrossed(piece, 0);
+    fn encode_long(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) {
+        let cut = tables.next_uncrossed(piece, 0);
         if cut.is_none() && self.remembered.long.push_known(piece, out) {
             return;
         }
         let Some(cut) = cut else {
             let before = out.len();
-            match vocab.whole_piece(piece) {
+            match tables.whole_piece(piece) {
                 Some(id) => out.push(id),
-                None => encode_skipping_rank(vocab, piece, u32::MAX, out),
+                None => encode_skipping_rank(tables, piece, u32::MAX, out),
             }
             // Remembered only where it is looked for (not in the cache).
             return self.remembered.long.remember(piece, &out[before..]);
         };
         // A token that is the whole piece would cross `cut`: there is none
         // to look up.
-        self.encode_parts(vocab, piece, cut, out)
+        self.encode_parts(tables, piece, cut, out)
     }
 
     /// Appends the ids of `piece` if they are known (always for a byte).
     #[inline(always)]
-    fn push_known(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) -> bool {
+    fn push_known(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> bool {
         let remembered = &mut self.remembered;
         match piece.len() {
             0 | 1 => {
-                encode_piece(vocab, piece, out);
+                encode_piece(tables, piece, out);
                 true
             }
             2..=7 => remembered.small.push_known(piece, out),
@@ -505,11 +505,11 @@ impl PieceCache {
     /// no token crosses (see [`crate::bpe::uncrossed`]) each encoded (and
     /// remembered) on its own, or merged whole.
     #[cold]
-    fn encode_new(&mut self, vocab: &Vocab, piece: &[u8], out: &mut Vec<u32>) {
-        if let Some(id) = vocab.whole_piece(piece) {
+    fn encode_new(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) {
+        if let Some(id) = tables.whole_piece(piece) {
             return out.push(id);
         }
-        self.encode_no_token(vocab, piece, vocab.next_uncrossed(piece, 0), out);
+        self.encode_no_token(tables, piece, tables.next_uncrossed(piece, 0), out);
     }
 
     /// A piece that is no token, whose first uncrossed place is `cut`: its
@@ -517,25 +517,25 @@ impl PieceCache {
     #[inline]
     fn encode_no_token(
         &mut self,
-        vocab: &Vocab,
+        tables: &Tables,
         piece: &[u8],
         cut: Option<usize>,
         out: &mut Vec<u32>,
     ) {
         match cut {
-            Some(cut) => self.encode_parts(vocab, piece, cut, out),
-            None => encode_skipping_rank(vocab, piece, u32::MAX, out),
+            Some(cut) => self.encode_parts(tables, piece, cut, out),
+            None => encode_skipping_rank(tables, piece, u32::MAX, out),
         }
     }
 
     /// The parts of `piece` (no token) between the places no token
     /// crosses, the first at `cut`.
-    fn encode_parts(&mut self, vocab: &Vocab, piece: &[u8], mut cut: usize, out: &mut Vec<u32>) {
+    fn encode_parts(&mut self, tables: &Tables, piece: &[u8], mut cut: usize, out: &mut Vec<u32>) {
         let mut start = 0;
         loop {
-            self.encode_part(vocab, &piece[start..cut], out);
+            self.encode_part(tables, &piece[start..cut], out);
             start = cut;
-            match vocab.next_uncrossed(piece, start) {
+            match tables.next_uncrossed(piece, start) {
                 Some(next) => cut = next,
                 None if start < piece.len() => cut = piece.len(),
                 None => return,
@@ -547,15 +547,15 @@ impl PieceCache {
     /// is what encoding it as a piece gives, and the cache shares it with
     /// the pieces, unless the part is a token its bytes do not merge to (a
     /// piece that is a token is that token).
-    fn encode_part(&mut self, vocab: &Vocab, part: &[u8], out: &mut Vec<u32>) {
-        if vocab.is_token_not_merged_whole(part) {
-            return encode_skipping_rank(vocab, part, u32::MAX, out);
+    fn encode_part(&mut self, tables: &Tables, part: &[u8], out: &mut Vec<u32>) {
+        if tables.is_token_not_merged_whole(part) {
+            return encode_skipping_rank(tables, part, u32::MAX, out);
         }
-        if self.push_known(vocab, part, out) {
+        if self.push_known(tables, part, out) {
             return;
         }
         let before = out.len();
-        encode_piece(vocab, part, out);
+        encode_piece(tables, part, out);
         self.remember(part, before, out);
     }
 }
@@ -583,7 +583,7 @@ mod tests {
     use crate::{Pretokenizer, Tokenizer};
 
     fn tokenizer(pairs: &[(&[u8], &[u8])]) -> Tokenizer {
-        let vocab = crate::bpe::encode::tests::vocab_with(pairs);
+        let vocab = crate::bpe::encode::tests::merge_vocab(pairs);
         Tokenizer::new(vocab, Pretokenizer::builtin("gpt2").unwrap())
     }
 
@@ -603,7 +603,7 @@ mod tests {
         // come back, so pieces are encoded around it for a while, then with
         // it again (several times a call here).
         let t = tokenizer(&[(b"a", b"b"), (b"B", b"c"), (b" ", b"a"), (b"ab", b"Bc")]);
-        let mut rng = crate::rng::Rng::new(3);
+        let mut rng = crate::util::rng::Rng::new(3);
         let words: Vec<String> = (0..120_000)
             .map(|_| {
                 let n = 2 + (rng.next_u64() % 6) as usize;
@@ -618,7 +618,7 @@ mod tests {
         let text = words.join(" ");
         let mut alone = Vec::new();
         for piece in t.pretokenizer().pieces(&text).unwrap() {
-            encode_piece(t.vocab(), piece.as_bytes(), &mut alone);
+            encode_piece(t.encoder().tables(), piece.as_bytes(), &mut alone);
         }
         t.clear_cache();
         assert_eq!(t.encode_ordinary(&text).unwrap(), alone);
@@ -656,7 +656,7 @@ mod tests {
             .iter()
             .map(|p| {
                 let mut ids = Vec::new();
-                encode_piece(t.vocab(), p.as_bytes(), &mut ids);
+                encode_piece(t.encoder().tables(), p.as_bytes(), &mut ids);
                 ids
             })
             .collect();
@@ -679,7 +679,7 @@ mod tests {
         // case, the same tokens as a merge list (each made from two earlier
         // ones, where it can be). Pieces repeat, and recur as the parts of
         // others, so that the cache hands back both.
-        use crate::vocab::Ranking;
+        use crate::vocab::{Ranking, Vocab};
         let units = ["中", "文", "字", "符", "я", "з", "a", " "];
         let mut random = crate::bpe::random_text::RandomText::new(units, 17);
         let mut parts_used = [0, 0];
@@ -713,6 +713,7 @@ mod tests {
                 }
             }
             .unwrap();
+            let vocab = crate::bpe::encode::tests::tables_of(vocab);
             let key = CacheKey {
                 tokenizer: u64::MAX - case,
                 generation: 0,

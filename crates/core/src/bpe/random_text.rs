@@ -1,7 +1,7 @@
 //! Tests' random text over a few characters of one, two and three bytes,
 //! and random tokens cut from it (so that they split and join characters).
 
-use crate::rng::Rng;
+use crate::util::rng::Rng;
 
 pub(crate) struct RandomText {
     units: [&'static str; 8],

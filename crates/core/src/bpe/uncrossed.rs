@@ -118,6 +118,7 @@ impl Uncrossed {
 mod tests {
     use super::*;
     use crate::bpe::encode::encode_skipping_rank;
+    use crate::bpe::encode::tests::tables_of;
     use crate::vocab::Ranking;
 
     #[test]
@@ -138,11 +139,11 @@ mod tests {
             }
             {
                 let tokens = tokens.iter().cloned().map(Some);
-                let vocab = Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap();
-                let uncrossed = Uncrossed::of(&vocab);
+                let vocab = tables_of(Vocab::new(tokens, Ranking::TokenIds, vec![]).unwrap());
+                let uncrossed = Uncrossed::of(vocab.vocab());
                 // No token has an uncrossed place (the piece cache skips the
                 // whole-token lookup of a piece that has one).
-                for token in (0..vocab.len() as u32).filter_map(|id| vocab.token(id)) {
+                for token in (0..vocab.vocab().len() as u32).filter_map(|id| vocab.token(id)) {
                     assert_eq!(uncrossed.next(token, 0), None, "case {case}: {token:?}");
                 }
                 for _ in 0..20 {

@@ -68,9 +68,10 @@ fn lower(seen: &mut Vec<(u8, u32)>, byte: u8, id: u32) {
 }
 
 impl WholeChars {
-    /// The qualifying characters of a vocabulary under tiktoken's rule,
-    /// whose tables for merging are complete.
-    pub fn of(vocab: &Vocab) -> Self {
+    /// The qualifying characters of a vocabulary under tiktoken's rule;
+    /// `merges_to_itself(id)` tells whether merging the bytes of token `id`
+    /// makes exactly `id` (with every table but this one).
+    pub fn of(vocab: &Vocab, mut merges_to_itself: impl FnMut(u32) -> bool) -> Self {
         let candidates: Vec<(u32, u32, &[u8])> = (0..vocab.len() as u32)
             .filter_map(|id| {
                 let bytes = vocab.token(id).filter(|b| (2..=3).contains(&b.len()))?;
@@ -119,13 +120,12 @@ impl WholeChars {
         let mut chars = Vec::new();
         let mut byte_sets: Vec<[u64; 4]> = Vec::new();
         let mut set_of: FxHashMap<[u64; 4], u16> = FxHashMap::default();
-        let mut parts = Vec::new();
         for &(c, id, bytes) in &candidates {
             let n = bytes.len();
             let inner_parts_earlier = (1..n - 1)
                 .flat_map(|len| bytes.windows(len + 1))
                 .all(|part| vocab.id_of(part).is_none_or(|p| p < id));
-            if !inner_parts_earlier || !vocab.bytes_merge_to(id, &mut parts) {
+            if !inner_parts_earlier || !merges_to_itself(id) {
                 continue;
             }
             let (mut before_set, mut after_set) = ([u64::MAX; 4], [u64::MAX; 4]);

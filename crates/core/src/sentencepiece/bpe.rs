@@ -18,7 +18,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::unigram::{utf8_len, Seg};
 use super::{Kind, Tables};
-use crate::double_array::DoubleArray;
+use crate::util::double_array::DoubleArray;
 
 #[derive(Clone, Copy)]
 struct Symbol {

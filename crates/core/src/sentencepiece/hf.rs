@@ -6,7 +6,7 @@
 //!    (leftmost, then longest); the others out of each normalized part;
 //! 2. the normalizer steps in order: `Precompiled` (per extended grapheme
 //!    cluster, shortest rule), `Replace` (a literal or a regex), `Prepend`,
-//!    and `NFC`, `NFKC`, `Lowercase` (as [`crate::normalize`] does them);
+//!    and `NFC`, `NFKC`, `Lowercase` (as [`crate::Normalizer`] does them);
 //! 3. optional `WhitespaceSplit` (Unicode White_Space, dropped), then
 //!    `Metaspace` (spaces become the replacement, which is prepended as the
 //!    scheme says, and with `split` a piece starts at every replacement);
@@ -27,10 +27,10 @@ use unicode_segmentation::UnicodeSegmentation;
 use super::normalize::{apply_charsmap_tokenizers, Charsmap};
 use super::unigram::{Lattice, Scratch, Seg};
 use super::UNK_PENALTY;
-use crate::double_array::{DoubleArray, NONE};
 use crate::error::{Error, Result};
-use crate::normalize::Normalizer;
-use crate::special::automaton_kind;
+use crate::text::normalize::Normalizer;
+use crate::text::special::automaton_kind;
+use crate::util::double_array::{DoubleArray, NONE};
 
 /// A normalizer step of the file, in order.
 #[derive(Clone, Debug)]
@@ -339,7 +339,7 @@ impl HfUnigramEncoder {
     }
 
     /// The file's normalizer steps, in order. The text may grow to
-    /// [`GROWTH_LIMIT`] times its length (a chain of `Replace` steps could
+    /// `GROWTH_LIMIT` times its length (a chain of `Replace` steps could
     /// multiply it past memory, and a failed allocation aborts the process):
     /// a step that would make it longer is an error naming the step.
     pub fn normalize(&self, text: &str) -> Result<String> {

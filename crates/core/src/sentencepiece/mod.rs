@@ -1,5 +1,5 @@
 //! SentencePiece's `encode` for a loaded `.model` (sentencepiece 0.2.3,
-//! exactly), and HuggingFace tokenizers' Unigram `encode` ([`hf`]) and
+//! exactly), and HuggingFace tokenizers' Unigram `encode` ([`HfUnigramEncoder`]) and
 //! `decode` ([`HfDecoder`]).
 //!
 //! The pure-Python references are `bytepair.reference.sentencepiece`,
@@ -8,7 +8,7 @@
 //!
 //! 1. normalize ([`SpNormalizer`]; user-defined pieces are exempt);
 //! 2. segment the whole normalized text: unigram f32 Viterbi
-//!    ([`unigram`]), or sentencepiece's BPE ([`bpe`]);
+//!    (`unigram.rs`), or sentencepiece's BPE (`bpe.rs`);
 //! 3. unknown segments become their byte pieces (byte fallback) or one
 //!    `unk_id` per run.
 //!
@@ -18,17 +18,17 @@
 
 mod bpe;
 pub(crate) mod decode;
-pub mod hf;
+mod hf;
 mod hf_decode;
 mod normalize;
 mod unigram;
 
 use rayon::prelude::*;
 
-use crate::double_array::{DoubleArray, NONE};
 use crate::error::{Error, Result};
-use crate::rng::Rng;
 use crate::unigram::lattice::{self as unigram_lattice, View};
+use crate::util::double_array::{DoubleArray, NONE};
+use crate::util::rng::Rng;
 pub use hf::{HfAddedToken, HfNormalizerStep, HfUnigramEncoder, Metaspace, PrependScheme};
 pub use hf_decode::{HfDecoder, HfDecoderStep};
 pub use normalize::{SpNormalizer, SPACE_SYMBOL};
@@ -244,7 +244,7 @@ impl SentencePieceEncoder {
     }
 
     /// `SentencePieceProcessor.decode(ids)` as UTF-8, or (`raw_bytes`) with
-    /// byte pieces as their bytes, valid UTF-8 or not; see [`decode`].
+    /// byte pieces as their bytes, valid UTF-8 or not; see `decode.rs`.
     pub fn decode(&self, ids: &[u32], unk_surface: &str, raw_bytes: bool) -> Result<Vec<u8>> {
         self.decoder.decode(ids, unk_surface, raw_bytes)
     }

@@ -13,8 +13,8 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::double_array::DoubleArray;
 use crate::error::{Error, Result};
+use crate::util::double_array::DoubleArray;
 
 /// What an escaped space is written as (U+2581).
 pub const SPACE_SYMBOL: &str = "\u{2581}";
@@ -320,7 +320,7 @@ pub struct SpNormalizer {
 impl SpNormalizer {
     /// `charsmap`: the precompiled charsmap blob, empty for no rules. A
     /// corrupt blob (each one sentencepiece refuses, see
-    /// [`Charsmap::new_sentencepiece`]) is an error here; normalizing never
+    /// `Charsmap::new_sentencepiece`) is an error here; normalizing never
     /// fails.
     pub fn new(
         charsmap: &[u8],

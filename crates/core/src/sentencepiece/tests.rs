@@ -154,7 +154,7 @@ fn bpe_merges_runs_no_piece_crosses_as_it_merges_the_whole_text() {
         false,
     );
     assert!(m.tables.crossings.is_some());
-    let mut rng = crate::rng::Rng::new(11);
+    let mut rng = crate::util::rng::Rng::new(11);
     let alphabet = ['a', 'b', 'c', ' ', 'x', '▁'];
     let texts: Vec<String> = (0..400)
         .map(|_| {

@@ -4,7 +4,7 @@
 
 use std::ops::{Add, Sub};
 
-use crate::double_array::{DoubleArray, NONE};
+use crate::util::double_array::{DoubleArray, NONE};
 
 /// A segment of the best path: a byte range and the piece id, or [`NONE`] for unknown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

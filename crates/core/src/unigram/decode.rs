@@ -3,8 +3,8 @@
 
 use super::Kind;
 use crate::error::Result;
-use crate::metaspace::METASPACE;
 use crate::sentencepiece::decode::{byte_piece, for_each_part, write_like_sentencepiece, Part};
+use crate::text::metaspace::METASPACE;
 
 /// What an `<unk>` decodes to (`bytepair.reference.unigram.UNK_SURFACE`).
 pub const UNK_SURFACE: &str = "\u{2047}";

@@ -14,7 +14,7 @@
 use std::cmp::Ordering;
 use std::ops::Range;
 
-use crate::rng::Rng;
+use crate::util::rng::Rng;
 
 /// The piece of an unk node (an uncovered character).
 pub(crate) const UNK: u32 = u32::MAX;

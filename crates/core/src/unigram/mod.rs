@@ -8,7 +8,7 @@
 
 mod decode;
 pub(crate) mod lattice;
-mod seeds;
+mod progress;
 mod text;
 mod train;
 
@@ -17,12 +17,13 @@ use std::ops::Range;
 
 pub use decode::{UnigramDecoder, UNK_SURFACE};
 pub use lattice::lse2;
+pub use progress::{Progress, Stage};
 pub use text::{UnigramTokenizer, Words};
-pub use train::{digamma, train, Progress, Round, Stage, UnigramConfig, UnigramTrained};
+pub use train::{digamma, train, Round, UnigramConfig, UnigramTrained};
 
-use crate::double_array::DoubleArray;
 use crate::error::{Error, Result};
-use crate::rng::Rng;
+use crate::util::double_array::DoubleArray;
+use crate::util::rng::Rng;
 use lattice::{Scratch, View, UNK};
 
 /// What an id of a unigram vocabulary is.

@@ -1,5 +1,5 @@
 //! Unigram tokenizing of whole texts: allowed special tokens are cut out,
-//! the rest is normalized (SPEC §4, optional) and cut into words (metaspace
+//! the rest is normalized (if the model says so) and cut into words (metaspace
 //! or a BPE-side pre-tokenizer), and each word is segmented on its own lattice.
 
 use std::borrow::Cow;
@@ -12,11 +12,11 @@ use rustc_hash::FxHashMap;
 use super::lattice::MAX_NBEST;
 use super::UnigramModel;
 use crate::error::Result;
-use crate::metaspace::{split_before_spaces, word_of};
-use crate::normalize::Normalizer;
-use crate::pretokenize::Pretokenizer;
-use crate::rng::Rng;
-use crate::special::{Segment, Selection, SpecialTokens};
+use crate::text::metaspace::{split_before_spaces, word_of};
+use crate::text::normalize::Normalizer;
+use crate::text::pretokenize::Pretokenizer;
+use crate::text::special::{Segment, Selection, SpecialTokens};
+use crate::util::rng::Rng;
 
 /// How a text is cut into words before segmentation.
 #[derive(Clone, Debug)]
@@ -199,7 +199,7 @@ impl UnigramTokenizer {
     /// the k best of each word (on a tie, the earlier combination first).
     /// Candidates share their beginnings in a tree of choices, so a long
     /// text costs O(words x k log k), not a copy of every candidate per word.
-    /// `k` is clamped to [`MAX_NBEST`] (512, SentencePiece's bound).
+    /// `k` is clamped to `MAX_NBEST` (512, SentencePiece's bound).
     pub fn nbest(&self, text: &str, allowed: Selection, k: usize) -> Result<Vec<(Vec<u32>, f64)>> {
         const ROOT: u32 = u32::MAX;
         let k = k.min(MAX_NBEST);

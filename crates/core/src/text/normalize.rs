@@ -1,4 +1,4 @@
-//! Optional normalization of text before pre-tokenization (SPEC §4): NFC or
+//! Optional normalization of text before pre-tokenization: NFC or
 //! NFKC, then lowercase, each as HuggingFace tokenizers' normalizer of that
 //! name does it (so that an exported tokenizer.json gives the same ids).
 //!

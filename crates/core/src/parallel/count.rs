@@ -8,10 +8,10 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::error::Result;
-use crate::metaspace::{metaspace_chunks, split_before_spaces, word_of};
-use crate::normalize::Normalizer;
-use crate::pretokenize::Pretokenizer;
-use crate::special::{Segment, Selection, SpecialTokens};
+use crate::text::metaspace::{metaspace_chunks, split_before_spaces, word_of};
+use crate::text::normalize::Normalizer;
+use crate::text::pretokenize::Pretokenizer;
+use crate::text::special::{Segment, Selection, SpecialTokens};
 
 /// Long texts are cut into chunks of about this many bytes for parallel work.
 const CHUNK_BYTES: usize = 1 << 20;
@@ -227,7 +227,7 @@ impl PretokenCounts {
         let mut records: Vec<(&[u8], u64)> = self
             .counts
             .iter()
-            .filter(|(k, _)| crate::crc32::crc32(k) % partitions == partition)
+            .filter(|(k, _)| crate::util::crc32::crc32(k) % partitions == partition)
             .map(|(k, &v)| (k.as_slice(), v))
             .collect();
         records.sort_unstable();
@@ -242,7 +242,7 @@ impl PretokenCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metaspace::METASPACE;
+    use crate::text::metaspace::METASPACE;
 
     #[test]
     fn normalized_text_between_special_tokens_is_counted() {

@@ -1,4 +1,9 @@
-//! Exact BPE training (SPEC §1) with incremental pair counts.
+//! Exact BPE training with incremental pair counts. The rule: count every
+//! adjacent pair of symbols in every word (times the word's count), merge
+//! the most frequent pair everywhere, left to right, and repeat; ties go to
+//! the pair whose (left bytes, right bytes) are smallest. The candidates
+//! wait in a lazy heap (`candidates`); the state can be written to a file
+//! and training resumed from it ([`checkpoint`]).
 //!
 //! The naive trainer recounts every pair after every merge. This one keeps
 //! `pairs` (pair -> its count and the words it may occur in) and
@@ -12,16 +17,19 @@
 //! So when the top entry's count equals its pair's current count, no other
 //! pair can beat it, ties included.
 
+mod candidates;
+pub mod checkpoint;
+
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use super::candidates::Candidates;
-use super::checkpoint::{self, Settings};
 use crate::error::{Error, Result};
 use crate::vocab::pair_key;
+use candidates::Candidates;
+use checkpoint::Settings;
 
 /// Why training stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +75,7 @@ pub struct Checkpointing {
 }
 
 impl TrainConfig {
-    /// SPEC §1's settings: ties to the smallest pair, stop at `vocab_size`.
+    /// The plain rule's settings: ties to the smallest pair, stop at `vocab_size`.
     pub fn new(vocab_size: usize, special_tokens: Vec<String>, min_frequency: u64) -> Self {
         Self {
             vocab_size,
@@ -486,7 +494,7 @@ pub fn train_symbols(
             "max_token_length must be at least 1 byte".into(),
         ));
     }
-    crate::special::SpecialTokens::new(
+    crate::text::special::SpecialTokens::new(
         config
             .special_tokens
             .iter()
@@ -611,7 +619,7 @@ mod tests {
     }
 
     #[test]
-    fn golden_example_of_the_spec() {
+    fn low_lower_lowest_merge_as_the_worked_example_does() {
         let t = run(&[("low_", 5), ("lower_", 2), ("lowest_", 3)], 262);
         let expected = [
             ("lo", 10),
@@ -678,7 +686,8 @@ mod tests {
         assert_eq!(largest.tokens.len(), 4, "one merge only");
     }
 
-    fn corpus() -> Vec<(Vec<u8>, u64)> {
+    /// A few words of English with small counts.
+    pub(super) fn corpus() -> Vec<(Vec<u8>, u64)> {
         let text = "the quick brown fox jumps over the lazy dog while the other dogs \
                     sleep; then the fox returns, quicker than before, to the den";
         let mut counts: FxHashMap<Vec<u8>, u64> = FxHashMap::default();
@@ -686,90 +695,6 @@ mod tests {
             *counts.entry(format!(" {word}").into_bytes()).or_default() += 1 + (i as u64 % 3);
         }
         counts.into_iter().collect()
-    }
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("bytepair-ckpt-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join(name)
-    }
-
-    #[test]
-    fn interrupted_then_resumed_equals_uninterrupted() {
-        let config = TrainConfig::new(340, vec!["<s>".into()], 1);
-        let whole = train(corpus(), &config, &mut |_: usize, _: usize| true).unwrap();
-        for stop_at in [1, 7, 40] {
-            let path = scratch(&format!("run-{stop_at}.bpck"));
-            let mut config = config.clone();
-            config.checkpoint = Some(Checkpointing {
-                path: path.clone(),
-                meta: "{\"x\": 1}".into(),
-            });
-            let stopped = train(corpus(), &config, &mut |done: usize, _: usize| {
-                done < stop_at
-            });
-            assert!(matches!(stopped, Err(Error::Interrupted)));
-            let (head_meta, _, merges_done) = checkpoint::read_head(&path).unwrap();
-            assert_eq!((head_meta.as_str(), merges_done), ("{\"x\": 1}", stop_at));
-            let (resumed, meta) = resume(
-                &path,
-                340,
-                Some("{\"x\": 1}".into()),
-                &mut |_: usize, _: usize| true,
-            )
-            .unwrap();
-            assert_eq!(meta, "{\"x\": 1}");
-            assert_eq!(resumed.merges, whole.merges);
-            assert_eq!(resumed.counts, whole.counts);
-            assert_eq!(resumed.tokens, whole.tokens);
-            assert_eq!(resumed.stop, whole.stop);
-        }
-    }
-
-    #[test]
-    fn a_finished_checkpoint_extends_to_a_larger_vocabulary() {
-        let path = scratch("extend.bpck");
-        let mut config = TrainConfig::new(300, vec![], 1);
-        config.checkpoint = Some(Checkpointing {
-            path: path.clone(),
-            meta: String::new(),
-        });
-        train(corpus(), &config, &mut |_: usize, _: usize| true).unwrap();
-        let (more, _) = resume(&path, 330, None, &mut |_: usize, _: usize| true).unwrap();
-        let direct = train(
-            corpus(),
-            &TrainConfig::new(330, vec![], 1),
-            &mut |_: usize, _: usize| true,
-        );
-        assert_eq!(more.merges, direct.unwrap().merges);
-        let err = resume(&path, 299, None, &mut |_: usize, _: usize| true).unwrap_err();
-        assert!(err.to_string().contains("holds 300 tokens"), "{err}");
-    }
-
-    #[test]
-    fn damaged_checkpoints_are_named_errors() {
-        let path = scratch("damaged.bpck");
-        let mut config = TrainConfig::new(290, vec![], 1);
-        config.checkpoint = Some(Checkpointing {
-            path: path.clone(),
-            meta: String::new(),
-        });
-        train(corpus(), &config, &mut |_: usize, _: usize| true).unwrap();
-        let good = std::fs::read(&path).unwrap();
-        let mut flipped = good.clone();
-        let middle = flipped.len() / 2;
-        flipped[middle] ^= 0x40;
-        std::fs::write(&path, &flipped).unwrap();
-        let err = resume(&path, 300, None, &mut |_: usize, _: usize| true).unwrap_err();
-        assert!(matches!(err, Error::CorruptCheckpoint { .. }), "{err}");
-        for cut in [0, 5, 30, good.len() - 3] {
-            std::fs::write(&path, &good[..cut]).unwrap();
-            let err = resume(&path, 300, None, &mut |_: usize, _: usize| true).unwrap_err();
-            assert!(
-                matches!(err, Error::CorruptCheckpoint { .. }),
-                "cut {cut}: {err}"
-            );
-        }
     }
 
     #[test]

@@ -13,13 +13,20 @@
 //! sequentially in the reference's order, so results do not depend on the
 //! number of threads.
 
-use rayon::prelude::*;
+mod em;
+mod nodes;
+mod prune;
+mod seeds;
+
+pub use em::digamma;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::lattice::{self, Scratch, View, UNK};
-use super::seeds;
-use super::{byte_piece, Kind, UNK_PENALTY};
+use super::lattice::UNK;
+use super::progress::{Progress, Stage};
+use super::{byte_piece, Kind};
 use crate::error::{Error, Result};
+use nodes::{Nodes, Table, Word};
 
 const METASPACE: char = '\u{2581}';
 const UNK_PIECE: &str = "<unk>";
@@ -82,149 +89,6 @@ pub struct UnigramTrained {
     pub scores: Vec<f64>,
     pub kinds: Vec<Kind>,
     pub rounds: Vec<Round>,
-}
-
-/// Where training is; see [`Progress`].
-#[derive(Clone, Copy, Debug)]
-pub enum Stage {
-    /// The seed table is built.
-    Seeded { table_size: usize },
-    /// An EM sub-iteration is done (rounds and iterations count from 0).
-    Em {
-        round: usize,
-        iteration: usize,
-        table_size: usize,
-        objective: f64,
-    },
-    /// A pruning is done.
-    Pruned { round: usize, table_size: usize },
-    /// A part of a long step is done: nothing to show, a chance to stop.
-    Working,
-}
-
-/// What the trainer reports while it works; returning false stops it with
-/// [`Error::Interrupted`].
-pub trait Progress {
-    fn report(&mut self, stage: Stage) -> bool;
-}
-
-impl<F: FnMut(Stage) -> bool> Progress for F {
-    fn report(&mut self, stage: Stage) -> bool {
-        self(stage)
-    }
-}
-
-/// ψ(x), SentencePiece's way: the recurrence up to 7, then the asymptotic
-/// series, evaluated in the reference's order. NaN unless x > 0.
-pub fn digamma(mut x: f64) -> f64 {
-    if x.is_nan() || x <= 0.0 {
-        return f64::NAN;
-    }
-    let mut r = 0.0;
-    while x < 7.0 {
-        r -= 1.0 / x;
-        x += 1.0;
-    }
-    x -= 0.5;
-    let xx = 1.0 / x;
-    let xx2 = xx * xx;
-    let xx4 = xx2 * xx2;
-    r += x.ln() + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2
-        - (127.0 / 30720.0) * xx4 * xx4;
-    r
-}
-
-/// A distinct word: text positions `start..start + len`.
-#[derive(Clone, Copy)]
-struct Word {
-    start: u32,
-    len: u32,
-    count: u64,
-}
-
-/// The lattices of all words: the nodes beginning at text position `p` are
-/// `starts[p]..starts[p + 1]`, length ascending.
-struct Nodes {
-    starts: Vec<u32>,
-    lens: Vec<u32>,
-    pieces: Vec<u32>,
-    scores: Vec<f64>,
-}
-
-impl Nodes {
-    fn view(&self, word: Word) -> View<'_> {
-        let (start, len) = (word.start as usize, word.len as usize);
-        View {
-            starts: &self.starts[start..=start + len],
-            lens: &self.lens,
-            scores: &self.scores,
-        }
-    }
-
-    fn range(&self, word: Word) -> std::ops::Range<usize> {
-        self.starts[word.start as usize] as usize
-            ..self.starts[(word.start + word.len) as usize] as usize
-    }
-
-    /// Drops the nodes of dead pieces and reloads the scores.
-    fn refresh(&mut self, table: &Table, unk_score: f64) {
-        let mut write = 0;
-        let mut read = 0;
-        for p in 0..self.starts.len() - 1 {
-            let read_end = self.starts[p + 1] as usize;
-            self.starts[p] = write as u32;
-            for k in read..read_end {
-                let piece = self.pieces[k];
-                if piece == UNK || table.alive[piece as usize] {
-                    self.lens[write] = self.lens[k];
-                    self.pieces[write] = piece;
-                    self.scores[write] = if piece == UNK {
-                        unk_score
-                    } else {
-                        table.score[piece as usize]
-                    };
-                    write += 1;
-                }
-            }
-            read = read_end;
-        }
-        let last = self.starts.len() - 1;
-        self.starts[last] = write as u32;
-        self.lens.truncate(write);
-        self.pieces.truncate(write);
-        self.scores.truncate(write);
-    }
-}
-
-/// Every piece that was ever in the table, in table order.
-struct Table {
-    /// An occurrence in the text, and the length in characters.
-    pos: Vec<u32>,
-    len: Vec<u32>,
-    score: Vec<f64>,
-    alive: Vec<bool>,
-    /// The live ids, ascending.
-    live: Vec<u32>,
-}
-
-impl Table {
-    fn unk_score(&self) -> f64 {
-        let mut min = f64::INFINITY;
-        for &p in &self.live {
-            if self.score[p as usize] < min {
-                min = self.score[p as usize];
-            }
-        }
-        min - UNK_PENALTY
-    }
-
-    fn keep(&mut self, kept: Vec<u32>) {
-        self.alive.iter_mut().for_each(|a| *a = false);
-        for &p in &kept {
-            self.alive[p as usize] = true;
-        }
-        self.live = kept;
-    }
 }
 
 struct Trainer {
@@ -501,7 +365,7 @@ impl Trainer {
         };
         // The kind of each symbol's character (symbol 0: a break).
         let kinds: Vec<u8> = std::iter::once(2)
-            .chain(covered.iter().map(|&c| crate::scan::char_kind(c)))
+            .chain(covered.iter().map(|&c| crate::text::scan::char_kind(c)))
             .collect();
         // A special token's text is never a seed, so no normal piece repeats it.
         let excluded: FxHashSet<Vec<u32>> = config
@@ -636,235 +500,6 @@ impl Trainer {
         })
     }
 
-    /// Runs of whole words holding about BLOCK_NODES nodes each.
-    fn blocks(&self) -> Vec<std::ops::Range<usize>> {
-        let mut blocks = Vec::new();
-        let (mut first, mut nodes) = (0, 0);
-        for (i, &word) in self.words.iter().enumerate() {
-            nodes += self.nodes.range(word).len();
-            if nodes >= BLOCK_NODES {
-                blocks.push(first..i + 1);
-                (first, nodes) = (i + 1, 0);
-            }
-        }
-        if first < self.words.len() {
-            blocks.push(first..self.words.len());
-        }
-        blocks
-    }
-
-    /// Expected count of every piece (by id) and the objective: for each
-    /// word in order, each node in order, expected += count x marginal.
-    /// The expected piece counts and the objective; None when `progress`
-    /// asks to stop (it is asked between waves of blocks).
-    fn e_step(&self, progress: &mut dyn Progress) -> Option<(Vec<f64>, f64)> {
-        let mut expected = vec![0.0; self.table.score.len()];
-        let mut objective = 0.0;
-        let blocks = self.blocks();
-        // A few blocks per thread at a time bounds the buffered marginals.
-        let wave = 4 * rayon::current_num_threads();
-        for group in blocks.chunks(wave) {
-            if !progress.report(Stage::Working) {
-                return None;
-            }
-            let results: Vec<(Vec<f64>, Vec<f64>)> = group
-                .par_iter()
-                .map_init(Scratch::default, |scratch, block| {
-                    let words = &self.words[block.clone()];
-                    let base = self.nodes.range(words[0]).start;
-                    let end = self.nodes.range(words[words.len() - 1]).end;
-                    let mut marginals = vec![0.0; end - base];
-                    let log_z = words
-                        .iter()
-                        .map(|&w| {
-                            let range = self.nodes.range(w);
-                            let out = &mut marginals[range.start - base..range.end - base];
-                            lattice::marginals(self.nodes.view(w), scratch, out)
-                        })
-                        .collect();
-                    (marginals, log_z)
-                })
-                .collect();
-            for (block, (marginals, log_z)) in group.iter().zip(results) {
-                let words = &self.words[block.clone()];
-                let base = self.nodes.range(words[0]).start;
-                for (&w, z) in words.iter().zip(log_z) {
-                    let count = w.count as f64;
-                    for k in self.nodes.range(w) {
-                        let piece = self.nodes.pieces[k];
-                        if piece != UNK {
-                            expected[piece as usize] += count * marginals[k - base];
-                        }
-                    }
-                    objective += count * z;
-                }
-            }
-        }
-        Some((expected, objective))
-    }
-
-    /// score(p) = ψ(v_p) - ψ(total); characters keep v = max(v, 0.5), other
-    /// pieces with v < 0.5 go.
-    fn m_step(&mut self, expected: &[f64]) {
-        let mut kept = Vec::with_capacity(self.table.live.len());
-        let mut values = Vec::with_capacity(self.table.live.len());
-        for &p in &self.table.live {
-            let v = expected[p as usize];
-            if self.table.len[p as usize] == 1 {
-                kept.push(p);
-                values.push(if 0.5 > v { 0.5 } else { v });
-            } else if v >= 0.5 {
-                kept.push(p);
-                values.push(v);
-            }
-        }
-        let mut total = 0.0;
-        for &v in &values {
-            total += v;
-        }
-        let digamma_total = digamma(total);
-        for (&p, &v) in kept.iter().zip(&values) {
-            self.table.score[p as usize] = digamma(v) - digamma_total;
-        }
-        self.table.keep(kept);
-        let unk_score = self.table.unk_score();
-        self.nodes.refresh(&self.table, unk_score);
-    }
-
-    /// The lattice of piece `p` on its own: the nodes at one of its
-    /// occurrences that end inside it (`whole`: with the node of p itself).
-    fn piece_lattice(&self, p: u32, whole: bool, into: &mut OwnedLattice) {
-        let (pos, len) = (
-            self.table.pos[p as usize] as usize,
-            self.table.len[p as usize] as usize,
-        );
-        into.clear();
-        for b in 0..len {
-            into.starts.push(into.lens.len() as u32);
-            for k in self.nodes.starts[pos + b] as usize..self.nodes.starts[pos + b + 1] as usize {
-                let l = self.nodes.lens[k] as usize;
-                if b + l > len || (!whole && b == 0 && l == len) {
-                    break; // lengths ascend
-                }
-                into.lens.push(l as u32);
-                into.scores.push(self.nodes.scores[k]);
-                into.pieces.push(self.nodes.pieces[k]);
-            }
-        }
-        into.starts.push(into.lens.len() as u32);
-    }
-
-    /// Shrinks the table to max(desired, floor(factor x size)) pieces at
-    /// most: characters stay, then candidates by (loss desc, piece asc).
-    /// Removes the pieces that cost least likelihood; None when `progress`
-    /// asks to stop (it is asked between waves of the Viterbi pass).
-    fn prune(&mut self, desired: usize, factor: f64, progress: &mut dyn Progress) -> Option<()> {
-        // 1. Each multi-character piece: None if its own best segmentation
-        // is not itself (removable), else its best split without itself.
-        let multi: Vec<u32> = self
-            .table
-            .live
-            .iter()
-            .copied()
-            .filter(|&p| self.table.len[p as usize] >= 2)
-            .collect();
-        let alternatives: Vec<Option<Vec<u32>>> = multi
-            .par_iter()
-            .map_init(
-                || (OwnedLattice::default(), Scratch::default(), Vec::new()),
-                |(lattice, scratch, path), &p| {
-                    self.piece_lattice(p, true, lattice);
-                    lattice::viterbi(lattice.view(), scratch, path);
-                    if path.len() >= 2 {
-                        return None;
-                    }
-                    self.piece_lattice(p, false, lattice);
-                    lattice::viterbi(lattice.view(), scratch, path);
-                    Some(path.iter().map(|&k| lattice.pieces[k as usize]).collect())
-                },
-            )
-            .collect();
-
-        // 2. Viterbi over all words: freq[q] += count for each node of each path.
-        let mut freq = vec![0u64; self.table.score.len()];
-        let wave = 4 * rayon::current_num_threads();
-        for group in self.blocks().chunks(wave) {
-            if !progress.report(Stage::Working) {
-                return None;
-            }
-            let paths: Vec<Vec<(u32, u64)>> = group
-                .par_iter()
-                .map_init(
-                    || (Scratch::default(), Vec::new()),
-                    |(scratch, path), block| {
-                        let mut uses = Vec::new();
-                        for &w in &self.words[block.clone()] {
-                            lattice::viterbi(self.nodes.view(w), scratch, path);
-                            uses.extend(
-                                path.iter()
-                                    .map(|&k| self.nodes.pieces[k as usize])
-                                    .filter(|&q| q != UNK)
-                                    .map(|q| (q, w.count)),
-                            );
-                        }
-                        uses
-                    },
-                )
-                .collect();
-            for (q, count) in paths.into_iter().flatten() {
-                freq[q as usize] += count;
-            }
-        }
-        let vsum: u64 = self.words.iter().map(|w| w.count).sum();
-        let mut total = 0.0;
-        for &p in &self.table.live {
-            total += freq[p as usize] as f64;
-        }
-        let log_sum = total.ln();
-
-        // 3. Losses.
-        let mut chars = Vec::new();
-        let mut candidates: Vec<(f64, u32)> = Vec::new();
-        let mut alternatives = multi.iter().zip(alternatives);
-        for &p in &self.table.live {
-            if self.table.len[p as usize] == 1 {
-                chars.push(p);
-                continue;
-            }
-            let Some((_, alternative)) = alternatives.next() else {
-                break;
-            };
-            let f_p = freq[p as usize];
-            let Some(alt) = alternative.filter(|_| f_p != 0) else {
-                continue;
-            };
-            let f = f_p as f64 / vsum as f64;
-            let lp = (f_p as f64).ln() - log_sum;
-            let log_sum_alt = (total + f_p as f64 * (alt.len() - 1) as f64).ln();
-            let mut lp_alt = 0.0;
-            for &q in &alt {
-                lp_alt += ((freq[q as usize] + f_p) as f64).ln() - log_sum_alt;
-            }
-            candidates.push((f * (lp - lp_alt), p));
-        }
-
-        // 4. Keep the characters and the costliest candidates.
-        let new_size = desired.max((factor * self.table.live.len() as f64).floor() as usize);
-        candidates.sort_unstable_by(|a, b| {
-            b.0.partial_cmp(&a.0)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.1.cmp(&b.1))
-        });
-        let room = new_size.saturating_sub(chars.len());
-        let mut kept = chars;
-        kept.extend(candidates.iter().take(room).map(|&(_, p)| p));
-        kept.sort_unstable();
-        self.table.keep(kept);
-        let unk_score = self.table.unk_score();
-        self.nodes.refresh(&self.table, unk_score);
-        Some(())
-    }
-
     /// All characters plus the best multi-character pieces up to n_normal,
     /// by (score desc, piece asc), after `<unk>`, the specials and the bytes.
     fn finish(self, n_normal: usize, config: &UnigramConfig, rounds: Vec<Round>) -> UnigramTrained {
@@ -916,32 +551,6 @@ impl Trainer {
     }
 }
 
-/// A small owned lattice (a piece's own, for pruning).
-#[derive(Default)]
-struct OwnedLattice {
-    starts: Vec<u32>,
-    lens: Vec<u32>,
-    scores: Vec<f64>,
-    pieces: Vec<u32>,
-}
-
-impl OwnedLattice {
-    fn clear(&mut self) {
-        self.starts.clear();
-        self.lens.clear();
-        self.scores.clear();
-        self.pieces.clear();
-    }
-
-    fn view(&self) -> View<'_> {
-        View {
-            starts: &self.starts,
-            lens: &self.lens,
-            scores: &self.scores,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -964,26 +573,6 @@ mod tests {
             vocab_size,
             ..UnigramConfig::default()
         }
-    }
-
-    #[test]
-    fn digamma_matches_known_values() {
-        let euler_gamma = 0.577_215_664_901_532_9;
-        assert!((digamma(1.0) + euler_gamma).abs() < 1e-9);
-        assert!((digamma(0.5) + euler_gamma + 2.0 * 2f64.ln()).abs() < 1e-9);
-        // ψ(10) = H(9) - γ
-        let harmonic: f64 = (1..10).map(|k| 1.0 / k as f64).sum();
-        assert!((digamma(10.0) - (harmonic - euler_gamma)).abs() < 1e-9);
-        // Bit for bit what the Python reference computes.
-        for (x, bits) in [
-            (1.0, 0xbfe2788cfc76f696u64),
-            (0.5, 0xbfff6a897d33d306),
-            (1234.5, 0x401c78d93f4064c4),
-            (3.25e-3, 0xc073443a1f461524),
-        ] {
-            assert_eq!(digamma(x).to_bits(), bits, "{x}");
-        }
-        assert!(digamma(0.0).is_nan() && digamma(-1.0).is_nan() && digamma(f64::NAN).is_nan());
     }
 
     #[test]

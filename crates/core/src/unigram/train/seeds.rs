@@ -15,8 +15,8 @@
 
 use rustc_hash::FxHashSet;
 
-use super::train::{Progress, Stage};
 use crate::error::{Error, Result};
+use crate::unigram::progress::{Progress, Stage};
 
 /// A distinct substring: the suffixes `sa[start..end]` begin with it.
 #[derive(Clone, Copy, Debug)]
@@ -231,7 +231,7 @@ pub(crate) fn seed_candidates(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
+    use crate::util::rng::Rng;
     use std::collections::BTreeMap;
 
     fn go_on(_: Stage) -> bool {

@@ -1,5 +1,5 @@
 //! The trainer's candidate merges: a max-heap ordered by count, then by the
-//! tie rule on the pair's bytes (SPEC §1: the smallest (left, right) bytes,
+//! tie rule on the pair's bytes (the smallest (left, right) bytes,
 //! or the largest under subword-nmt's rule).
 //!
 //! Late in training most candidates tie on small counts, so the heap
@@ -152,7 +152,7 @@ fn side_order<T: AsRef<[u8]>>(a_key: u64, a: u32, b_key: u64, b: u32, tokens: &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
+    use crate::util::rng::Rng;
 
     #[test]
     fn pops_in_the_order_of_count_then_the_tie_rule_on_bytes() {

@@ -7,7 +7,7 @@
 use fancy_regex::Regex;
 
 use crate::error::{Error, Result};
-use crate::scan::{self, Scanner};
+use crate::text::scan::{self, Scanner};
 
 /// GPT-2's published pattern (tiktoken's `gpt2`).
 pub const GPT2_PATTERN: &str =

@@ -624,7 +624,7 @@ mod tests {
 
     #[test]
     fn vector_classes_equal_the_bytes_classes() {
-        let mut rng = crate::rng::Rng::new(11);
+        let mut rng = crate::util::rng::Rng::new(11);
         for round in 0..2000 {
             let mut block = [0u8; 64];
             for b in block.iter_mut() {
@@ -666,7 +666,7 @@ mod tests {
             })
             .count();
         assert_eq!(known, 62 + 128);
-        let mut rng = crate::rng::Rng::new(3);
+        let mut rng = crate::util::rng::Rng::new(3);
         for round in 0..4000 {
             let mut block = [0u8; 64];
             for b in block.iter_mut() {
@@ -725,7 +725,7 @@ mod tests {
     #[test]
     fn vector_wide_chars_equal_the_bytes_ones() {
         const EDGES: &[u8] = b"a \x80\x81\x82\x83\x88\x89\x8b\x8c\x91\x92\x96\x97\x9a\x9b\x9f\xa0\xa1\xb6\xb7\xb8\xba\xbb\xbc\xbd\xbf\xc0\xe3\xe4\xe5\xe9\xea\xef";
-        let mut rng = crate::rng::Rng::new(5);
+        let mut rng = crate::util::rng::Rng::new(5);
         for round in 0..4000 {
             let mut block = [0u8; 64];
             for b in block.iter_mut() {

@@ -19,8 +19,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::rank_file::id_limit;
-use crate::token_table::hash_of;
+use crate::formats::rank_file::id_limit;
+use crate::util::token_table::hash_of;
 
 /// A document whose `model.vocab` and `model.merges` were taken out.
 pub struct BpeDocument {

@@ -26,9 +26,9 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use super::train::{add_pairs, Word};
-use crate::crc32::Crc32;
+use super::{add_pairs, Word};
 use crate::error::{Error, Result};
+use crate::util::crc32::Crc32;
 
 const MAGIC: &[u8; 8] = b"BPCKPT01";
 const VERSION: u32 = 1;
@@ -403,6 +403,8 @@ pub(super) fn read(path: &Path) -> Result<State> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::corpus;
+    use super::super::{resume, train, Checkpointing, TrainConfig};
     use super::*;
     use std::path::PathBuf;
 
@@ -458,7 +460,7 @@ mod tests {
     }
 
     fn resume_err(path: &Path) -> Error {
-        super::super::train::resume(path, 300, None, &mut |_: usize, _: usize| true).unwrap_err()
+        resume(path, 300, None, &mut |_: usize, _: usize| true).unwrap_err()
     }
 
     #[test]
@@ -508,6 +510,84 @@ mod tests {
             &[(1, &[97, 98]), ((u64::MAX - 1) / 3, &[97, 98, 97, 98])],
         );
         read(&path).unwrap();
-        super::super::train::resume(&path, 258, None, &mut |_: usize, _: usize| true).unwrap();
+        resume(&path, 258, None, &mut |_: usize, _: usize| true).unwrap();
+    }
+
+    #[test]
+    fn interrupted_then_resumed_equals_uninterrupted() {
+        let config = TrainConfig::new(340, vec!["<s>".into()], 1);
+        let whole = train(corpus(), &config, &mut |_: usize, _: usize| true).unwrap();
+        for stop_at in [1, 7, 40] {
+            let path = scratch(&format!("run-{stop_at}.bpck"));
+            let mut config = config.clone();
+            config.checkpoint = Some(Checkpointing {
+                path: path.clone(),
+                meta: "{\"x\": 1}".into(),
+            });
+            let stopped = train(corpus(), &config, &mut |done: usize, _: usize| {
+                done < stop_at
+            });
+            assert!(matches!(stopped, Err(Error::Interrupted)));
+            let (head_meta, _, merges_done) = read_head(&path).unwrap();
+            assert_eq!((head_meta.as_str(), merges_done), ("{\"x\": 1}", stop_at));
+            let (resumed, meta) = resume(
+                &path,
+                340,
+                Some("{\"x\": 1}".into()),
+                &mut |_: usize, _: usize| true,
+            )
+            .unwrap();
+            assert_eq!(meta, "{\"x\": 1}");
+            assert_eq!(resumed.merges, whole.merges);
+            assert_eq!(resumed.counts, whole.counts);
+            assert_eq!(resumed.tokens, whole.tokens);
+            assert_eq!(resumed.stop, whole.stop);
+        }
+    }
+
+    #[test]
+    fn a_finished_checkpoint_extends_to_a_larger_vocabulary() {
+        let path = scratch("extend.bpck");
+        let mut config = TrainConfig::new(300, vec![], 1);
+        config.checkpoint = Some(Checkpointing {
+            path: path.clone(),
+            meta: String::new(),
+        });
+        train(corpus(), &config, &mut |_: usize, _: usize| true).unwrap();
+        let (more, _) = resume(&path, 330, None, &mut |_: usize, _: usize| true).unwrap();
+        let direct = train(
+            corpus(),
+            &TrainConfig::new(330, vec![], 1),
+            &mut |_: usize, _: usize| true,
+        );
+        assert_eq!(more.merges, direct.unwrap().merges);
+        let err = resume(&path, 299, None, &mut |_: usize, _: usize| true).unwrap_err();
+        assert!(err.to_string().contains("holds 300 tokens"), "{err}");
+    }
+
+    #[test]
+    fn damaged_checkpoints_are_named_errors() {
+        let path = scratch("damaged.bpck");
+        let mut config = TrainConfig::new(290, vec![], 1);
+        config.checkpoint = Some(Checkpointing {
+            path: path.clone(),
+            meta: String::new(),
+        });
+        train(corpus(), &config, &mut |_: usize, _: usize| true).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let mut flipped = good.clone();
+        let middle = flipped.len() / 2;
+        flipped[middle] ^= 0x40;
+        std::fs::write(&path, &flipped).unwrap();
+        let err = resume(&path, 300, None, &mut |_: usize, _: usize| true).unwrap_err();
+        assert!(matches!(err, Error::CorruptCheckpoint { .. }), "{err}");
+        for cut in [0, 5, 30, good.len() - 3] {
+            std::fs::write(&path, &good[..cut]).unwrap();
+            let err = resume(&path, 300, None, &mut |_: usize, _: usize| true).unwrap_err();
+            assert!(
+                matches!(err, Error::CorruptCheckpoint { .. }),
+                "cut {cut}: {err}"
+            );
+        }
     }
 }
