@@ -386,7 +386,7 @@ impl CoreBPE {
 
     /// (merges in rank order, ids of tokens no merge makes from their bytes).
     fn merges(&self, py: Python<'_>) -> PyResult<NaturalMerges> {
-        without_gil(py, || Ok(self.inner.vocab().merges()))
+        without_gil(py, || Ok(self.inner.merges()))
     }
 }
 

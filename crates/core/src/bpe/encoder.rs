@@ -124,14 +124,6 @@ fn tokens_not_merged_whole(tables: &Tables) -> FxHashSet<u32> {
         .collect()
 }
 
-/// Deriving tiktoken merges needs the encoder; kept on [`Vocab`] only until
-/// the Python glue calls [`crate::Tokenizer::merges`].
-impl Vocab {
-    pub fn merges(&self) -> (Vec<(u32, u32)>, Vec<u32>) {
-        Encoder::new(self.clone()).merges()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
