@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,13 @@ settings.register_profile(
     "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+# A run started in the background by a non-interactive shell (`pytest &`, as some CI
+# runners do) has SIGINT ignored, and every child inherits that: the tests that press
+# Ctrl-C on a `bytepair` child would wait for it forever. Take SIGINT back, so children
+# start with Python's usual KeyboardInterrupt, as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parent.parent
 
