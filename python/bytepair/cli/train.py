@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Optional
 
-from ..api import train
+from ..api import UNIGRAM_DEFAULTS, train
 from ..formats import gpt2 as gpt2_format
 from ..pretokenizers import BUILTIN_PATTERNS
 from ..tokenizers.bpe import Tokenizer
@@ -549,37 +549,39 @@ def add_parsers(add_command: AddCommand) -> None:
         "--character-coverage",
         type=number_in(0, 1, high_open=False),
         metavar="F",
-        help="share of character occurrences the kept characters cover (default: 0.9995)",
+        help="share of character occurrences the kept characters cover "
+        f"(default: {UNIGRAM_DEFAULTS['character_coverage']})",
     )
     uni.add_argument(
         "--max-piece-length",
         type=at_least(1, MAX_COUNT),
         metavar="N",
-        help="in characters (default: 16)",
+        help=f"in characters (default: {UNIGRAM_DEFAULTS['max_piece_length']})",
     )
     uni.add_argument(
         "--seed-size",
         type=at_least(1, MAX_COUNT),
         metavar="N",
-        help="frequent substrings to start from (default: 1000000)",
+        help=f"frequent substrings to start from (default: {UNIGRAM_DEFAULTS['seed_size']})",
     )
     uni.add_argument(
         "--shrinking-factor",
         type=number_in(0, 1, high_open=True),
         metavar="F",
-        help="share of pieces a pruning keeps (default: 0.75)",
+        help=f"share of pieces a pruning keeps (default: {UNIGRAM_DEFAULTS['shrinking_factor']})",
     )
     uni.add_argument(
         "--num-sub-iterations",
         type=at_least(1, MAX_COUNT),
         metavar="N",
-        help="EM steps between prunings (default: 2)",
+        help=f"EM steps between prunings (default: {UNIGRAM_DEFAULTS['num_sub_iterations']})",
     )
     uni.add_argument(
         "--byte-fallback",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="characters left out become their UTF-8 byte pieces instead of <unk> (default: no)",
+        help="characters left out become their UTF-8 byte pieces instead of <unk> "
+        f"(default: {'yes' if UNIGRAM_DEFAULTS['byte_fallback'] else 'no'})",
     )
     train_cmd.add_argument(
         "--format",
