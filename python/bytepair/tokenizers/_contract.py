@@ -41,6 +41,16 @@ def batch_surrogate_error(error: UnicodeEncodeError, texts: list[str]) -> ValueE
     return reject_surrogates(error, f"text {index} of the batch")
 
 
+def on_batch(native_call, texts: list[str], *args):
+    """Calls the core on a checked batch (:func:`checked_batch`): ValueError
+    naming the text (its index) and the lone surrogate that keeps it from
+    being UTF-8."""
+    try:
+        return native_call(texts, *args)
+    except UnicodeEncodeError as e:
+        raise batch_surrogate_error(e, texts) from None
+
+
 def checked_ids(ids: Iterable[object], n_vocab: int) -> list[int]:
     """``ids`` as a list of ints (anything ``operator.index`` takes, as the
     core does), or a ValueError naming the first bad id and its position."""

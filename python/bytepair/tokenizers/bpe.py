@@ -22,11 +22,11 @@ from ..registry import ENDOFTEXT
 from ._contract import (
     BatchDecoding,
     SpecialSet,
-    batch_surrogate_error,
     checked_batch,
     checked_id,
     checked_ids,
     default_choice,
+    on_batch,
     on_text,
     reject_surrogates,
     select_specials,
@@ -256,10 +256,9 @@ class Tokenizer(BatchDecoding):
         allowed, disallowed = self._special_indices(
             allowed_special, disallowed_special, texts, batch=True
         )
-        try:
-            return self._core.encode_batch(texts, allowed, disallowed, _dropout(dropout, seed))
-        except UnicodeEncodeError as e:
-            raise batch_surrogate_error(e, texts) from None
+        return on_batch(
+            self._core.encode_batch, texts, allowed, disallowed, _dropout(dropout, seed)
+        )
 
     def encode_ordinary_batch(
         self, texts: Iterable[str], *, dropout: float = 0.0, seed: Optional[int] = None
@@ -305,10 +304,9 @@ class Tokenizer(BatchDecoding):
             allowed_special, disallowed_special, texts, batch=True
         )
         chosen = _dropout(dropout, seed)
-        try:
-            ids, offsets = self._core.encode_batch_to_buffers(texts, allowed, disallowed, chosen)
-        except UnicodeEncodeError as e:
-            raise batch_surrogate_error(e, texts) from None
+        ids, offsets = on_batch(
+            self._core.encode_batch_to_buffers, texts, allowed, disallowed, chosen
+        )
         return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
 
     # ---- Decoding ----

@@ -42,7 +42,7 @@ from ..formats.hf_unigram import (
 from ..formats.hf_unigram_bytepair import not_written_by_bytepair, split_refusal
 from ..formats.sentencepiece import DEFAULT_UNK_SURFACE
 from ..model import SentencePieceModel, SentencePieceNormalizer
-from ._contract import SpecialSet, batch_surrogate_error, checked_batch, on_text, special_finder
+from ._contract import SpecialSet, checked_batch, on_batch, on_text, special_finder
 from .unigram import (
     METASPACE,
     SentencePieceTokenizer,
@@ -156,10 +156,7 @@ class SentencePieceFileTokenizer(LoadedTokenizer, flavor="sentencepiece"):
         self._check_sampling("encode_sample_batch")
         texts = checked_batch(texts)
         alpha, seed = checked_alpha(alpha), sampling_seed(seed)
-        try:
-            return self._core.sample_batch(texts, alpha, seed)
-        except UnicodeEncodeError as e:
-            raise batch_surrogate_error(e, texts) from None
+        return on_batch(self._core.sample_batch, texts, alpha, seed)
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         # Valid UTF-8 as sentencepiece writes it, or the raw bytes for other errors.

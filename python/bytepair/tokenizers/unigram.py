@@ -35,11 +35,11 @@ from ..model import PIECE_KINDS, SentencePieceModel
 from ._contract import (
     BatchDecoding,
     SpecialSet,
-    batch_surrogate_error,
     checked_batch,
     checked_id,
     checked_ids,
     default_choice,
+    on_batch,
     on_text,
     select_specials,
 )
@@ -222,10 +222,7 @@ class SentencePieceTokenizer(BatchDecoding):
         on ``texts``, once the special tokens in them are allowed."""
         texts = checked_batch(texts)
         chosen = self._chosen(texts, allowed_special, disallowed_special, True)
-        try:
-            return getattr(self._core, call)(texts, *chosen)
-        except UnicodeEncodeError as e:
-            raise batch_surrogate_error(e, texts) from None
+        return on_batch(getattr(self._core, call), texts, *chosen)
 
     def encode(
         self,
@@ -579,10 +576,7 @@ class UnigramTokenizer(SentencePieceTokenizer, flavor="bytepair"):
         as ordinary text); text ``i`` draws from its own stream of ``seed``."""
         texts = checked_batch(texts)
         alpha, seed = checked_alpha(alpha), sampling_seed(seed)
-        try:
-            return self._core.sample_batch(texts, [], alpha, seed)
-        except UnicodeEncodeError as e:
-            raise batch_surrogate_error(e, texts) from None
+        return on_batch(self._core.sample_batch, texts, [], alpha, seed)
 
     # ---- Decoding ----
 
